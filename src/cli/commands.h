@@ -1,0 +1,18 @@
+// cli/commands.h: the `folio` subcommands. Each lives in its own cmd_*.cpp and
+// registers itself on the top-level CLI11 app; `run` callbacks return the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace folio::cli {
+
+// A registered subcommand: its CLI11 node and the action run when it was parsed.
+struct Command {
+  CLI::App* sub;
+  std::function<int()> action;
+};
+
+Command register_info(CLI::App& app);
+
+}  // namespace folio::cli

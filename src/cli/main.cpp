@@ -1,0 +1,32 @@
+// folio: one binary, many subcommands (info, tokenize, detokenize, ...).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"folio: a fast LLM inference engine and OpenAI-compatible server"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "folio 0.1.0");
+
+  const std::vector<folio::cli::Command> commands = {
+      folio::cli::register_info(app),
+  };
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (const auto& c : commands) {
+      if (c.sub->parsed()) return c.action();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "folio: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
