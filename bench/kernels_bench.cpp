@@ -1,0 +1,90 @@
+// bench/kernels_bench.cpp: matmul throughput per weight type at SmolLM2-135M
+// shapes (rows x cols = out x in: 576x576 attention, 1536x576 gate/up,
+// 576x1536 down, 49152x576 output head).
+//
+//   matvec (n = 1): bytes_per_second counts weight bytes, to compare with the
+//                   memory bandwidth (decode streams every weight once);
+//   matmul (n = 512): GFLOP/s = 2 * rows * cols * n / time (prefill).
+// k-quants need cols % 256 == 0, so for them 576 columns become 512.
+//
+// Run: build/<dir>/bench/kernels_bench [--benchmark_filter=Q4_1]
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+#include "quant/traits.h"
+#include "random_weights.h"
+
+namespace {
+
+using folio::gguf::TensorType;
+using namespace folio::kernels;
+
+struct Setup {
+  std::vector<std::uint8_t> bytes;
+  WeightMatrix w;
+  std::vector<float> x;
+  std::vector<float> y;
+};
+
+Setup make(TensorType t, std::size_t rows, std::size_t cols, std::size_t n) {
+  std::mt19937 rng(42);
+  Setup s;
+  s.bytes = testing::random_weights(t, rows, cols, rng);
+  s.w = WeightMatrix::prepare(t, s.bytes, rows, cols);
+  s.x = testing::random_activations(n * cols, rng);
+  s.y.resize(n * rows);
+  return s;
+}
+
+void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t cols, std::size_t n) {
+  const int threads = static_cast<int>(state.range(0));
+  ThreadPool pool(threads);
+  Setup s = make(t, rows, cols, n);
+  for (auto _ : state) {
+    matmul(s.w, s.x.data(), n, s.y.data(), pool);
+    benchmark::DoNotOptimize(s.y.data());
+  }
+  if (n == 1) {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * s.bytes.size()));
+  } else {
+    state.counters["GFLOP/s"] = benchmark::Counter(
+        2.0 * static_cast<double>(rows * cols * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  }
+}
+
+void register_all() {
+  const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q8_0,
+                              TensorType::Q4_K, TensorType::Q6_K, TensorType::F16};
+  const std::pair<std::size_t, std::size_t> shapes[] = {{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
+  for (TensorType t : types) {
+    const bool k = folio::quant::traits(t).block_elems == 256;
+    const std::string name(folio::quant::traits(t).name);
+    for (auto [rows, cols] : shapes) {
+      const std::size_t c = k && cols % 256 != 0 ? 512 : cols;
+      const std::string shape = std::to_string(rows) + "x" + std::to_string(c);
+      benchmark::RegisterBenchmark(("matvec/" + name + "/" + shape).c_str(),
+                                   [=](benchmark::State& st) { run(st, t, rows, c, 1); })
+          ->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+      if (rows <= 1536) {
+        benchmark::RegisterBenchmark(("matmul512/" + name + "/" + shape).c_str(),
+                                     [=](benchmark::State& st) { run(st, t, rows, c, 512); })
+            ->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,47 @@
+// kernels/attention.h: causal attention over (possibly paged) K/V, computed
+// tile by tile with online softmax: the score matrix is never materialized,
+// memory is O(head_dim) per query head.
+//
+// K/V for one sequence and one layer are a list of pages; page p holds
+// n_tokens consecutive positions, each a row of [n_kv_heads x head_dim]
+// elements (row stride = n_kv_heads * head_dim). A contiguous cache is one
+// page; the paged engine passes its blocks in order.
+//
+// Grouped-query attention: query head h reads KV head h / (n_heads / n_kv_heads)
+// in place, nothing is copied per head.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace folio::kernels {
+
+enum class KvDtype { kF32, kF16 };
+
+struct KvPage {
+  const void* k;  // [n_tokens x n_kv_heads x head_dim] of KvDtype
+  const void* v;
+  std::size_t n_tokens;
+};
+
+struct AttentionShape {
+  std::size_t n_heads;
+  std::size_t n_kv_heads;
+  std::size_t head_dim;
+  float scale;           // usually 1/sqrt(head_dim)
+  KvDtype kv_dtype;
+  std::size_t window;    // sliding window in tokens, 0 = none
+  float softcap;         // logit soft-capping (Gemma 2), 0 = none
+};
+
+// One query token at absolute position `pos` (it attends to positions
+// max(0, pos - window + 1) .. pos, which must all be present in `pages`).
+// q: [n_heads x head_dim]; out: [n_heads x head_dim].
+void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
+               const AttentionShape& shape, float* out);
+
+// Reference: materializes the scores, plain softmax in f64. Test oracle only.
+void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
+                   const AttentionShape& shape, float* out);
+
+}  // namespace folio::kernels

@@ -1,0 +1,70 @@
+// kernels/cpu/avx2_util.h: helpers shared by the AVX2 kernels (internal).
+//
+// AVX2 code is compiled for the avx2+fma+f16c target inside FOLIO_AVX2_BEGIN /
+// FOLIO_AVX2_END only, so a build without -march=native still runs on CPUs
+// without AVX2: the dispatcher calls these functions only when CPUID says so.
+// Every header a file needs must be included *before* FOLIO_AVX2_BEGIN, so
+// that no out-of-line library function is accidentally compiled for AVX2.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__clang__)
+#define FOLIO_AVX2_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c\"))), apply_to = function)")
+#define FOLIO_AVX2_END _Pragma("clang attribute pop")
+#else
+#define FOLIO_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma,f16c\")")
+#define FOLIO_AVX2_END _Pragma("GCC pop_options")
+#endif
+
+FOLIO_AVX2_BEGIN
+namespace folio::kernels::cpu::avx2 {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline float half_to_float(std::uint16_t h) { return _cvtsh_ss(h); }
+
+// 32 packed nibbles -> 32 bytes: low nibbles of bytes 0..15 first, then the
+// high nibbles (ggml's element order for 32-value blocks).
+inline __m256i nibbles_32(const std::uint8_t* qs) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// Bit j of the little-endian 32-bit word at p -> byte j = 0xFF or 0x00.
+inline __m256i bits_to_bytes(const std::uint8_t* p) {
+  std::uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                         0x0101010101010101, 0x0000000000000000);
+  __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), shuf);
+  // Each byte keeps every bit except its own lane's bit j % 8 forced to 1.
+  v = _mm256_or_si256(v, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+  return _mm256_cmpeq_epi8(v, _mm256_set1_epi64x(-1));
+}
+
+// Sum over 32 lanes of u[i] * s[i] (u unsigned <= 127 or small enough that
+// pairs never saturate int16), as 8 int32 partial sums.
+inline __m256i dot_u8_i8(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+}  // namespace folio::kernels::cpu::avx2
+FOLIO_AVX2_END

@@ -1,0 +1,19 @@
+// kernels/cpu/gemm_avx2.h: the AVX2 kernel objects, defined in the
+// gemm_avx2_*.cpp files and collected into a table by gemm_avx2.cpp
+// (internal). Call them only when active_isa() is at least Isa::kAvx2.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/cpu/gemm_kernel.h"
+
+namespace folio::kernels::cpu::avx2 {
+
+void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
+void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
+
+extern const GemmKernel kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0;  // gemm_avx2_legacy.cpp
+extern const GemmKernel kQ4_K, kQ5_K, kQ6_K;                // gemm_avx2_kquant.cpp
+extern const GemmKernel kF32, kF16, kBF16;                  // gemm_avx2_float.cpp
+
+}  // namespace folio::kernels::cpu::avx2

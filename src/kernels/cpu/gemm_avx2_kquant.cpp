@@ -1,0 +1,165 @@
+// kernels/cpu/gemm_avx2_kquant.cpp: AVX2 tiles for Q4_K, Q5_K and Q6_K
+// against Q8_K activations (256-value super-blocks with 16-value sums).
+//
+// Sub-block scales are small integers, so they are applied in the integer
+// domain (madd of the int16 pair sums with the scale) and the whole
+// super-block is converted to float once:
+//   dot = d * d_x * sum_g sc[g] * sum(q * q_x) - dmin * d_x * sum_g mn[g] * bsum_x[g]
+// Q6_K stores q + 32 unsigned; its -32 offset is folded into the bsum term.
+#include <cstddef>
+#include <type_traits>
+
+#include "kernels/cpu/avx2_util.h"
+#include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu/kquant_unpack.h"
+#include "quant/block_kquant.h"
+
+FOLIO_AVX2_BEGIN
+namespace folio::kernels::cpu::avx2 {
+
+namespace {
+
+using quant::BlockQ4_K;
+using quant::BlockQ5_K;
+using quant::BlockQ6_K;
+using quant::BlockQ8_K;
+
+const BlockQ8_K* act(const std::uint8_t* x, std::size_t x_stride, int c) {
+  return reinterpret_cast<const BlockQ8_K*>(x + static_cast<std::size_t>(c) * x_stride);
+}
+
+__m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Q4_K and Q5_K share everything but the fifth bit.
+template <class Block, int NC>
+void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                    std::size_t x_stride, float* y, std::size_t ldy) {
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < nb; ++i) {
+    const Block* b = reinterpret_cast<const Block*>(w) + i;
+    int sc[8], mn[8];
+    for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
+    __m256i sumi[NC];
+    for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+    [[maybe_unused]] __m256i hb;
+    if constexpr (kQ5) hb = load(b->qh);
+    for (int k = 0; k < 4; ++k) {
+      const __m256i q = load(b->qs + 32 * k);
+      __m256i lo = _mm256_and_si256(q, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      if constexpr (kQ5) {  // bits 2k, 2k+1 of qh: hb is shifted right by 2 per k
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(1)), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(2)), 3));
+        hb = _mm256_srli_epi16(hb, 2);
+      }
+      const __m256i s_lo = _mm256_set1_epi16(static_cast<short>(sc[2 * k]));
+      const __m256i s_hi = _mm256_set1_epi16(static_cast<short>(sc[2 * k + 1]));
+      for (int c = 0; c < NC; ++c) {
+        const std::int8_t* qx = act(x, x_stride, c)[i].qs + 64 * k;
+        const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(qx)), s_lo);
+        const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(qx + 32)), s_hi);
+        sumi[c] = _mm256_add_epi32(sumi[c], _mm256_add_epi32(p_lo, p_hi));
+      }
+    }
+    const __m256i mins = _mm256_setr_epi16(
+        static_cast<short>(mn[0]), static_cast<short>(mn[0]), static_cast<short>(mn[1]),
+        static_cast<short>(mn[1]), static_cast<short>(mn[2]), static_cast<short>(mn[2]),
+        static_cast<short>(mn[3]), static_cast<short>(mn[3]), static_cast<short>(mn[4]),
+        static_cast<short>(mn[4]), static_cast<short>(mn[5]), static_cast<short>(mn[5]),
+        static_cast<short>(mn[6]), static_cast<short>(mn[6]), static_cast<short>(mn[7]),
+        static_cast<short>(mn[7]));
+    const float d = half_to_float(b->d), dmin = half_to_float(b->dmin);
+    for (int c = 0; c < NC; ++c) {
+      const BlockQ8_K& xa = act(x, x_stride, c)[i];
+      const __m256i summ = _mm256_madd_epi16(mins, load(xa.bsums));
+      acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * xa.d), _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * xa.d), _mm256_cvtepi32_ps(summ), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]);
+}
+
+template <int NC>
+void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                    std::size_t x_stride, float* y, std::size_t ldy) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < nb; ++i) {
+    const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
+    __m256i sumi[NC];
+    for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load(b->ql + 64 * h);
+      const __m256i ql1 = load(b->ql + 64 * h + 32);
+      const __m256i qh = load(b->qh + 32 * h);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
+          _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
+      };
+      for (int s = 0; s < 4; ++s) {
+        const int g = 8 * h + 2 * s;  // 16-value groups g (elements 0..15) and g+1
+        const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(b->scales[g + 1]),
+                                               _mm_set1_epi16(b->scales[g]));
+        for (int c = 0; c < NC; ++c) {
+          const __m256i qx = load(act(x, x_stride, c)[i].qs + 128 * h + 32 * s);
+          const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[s], qx), scale);
+          sumi[c] = _mm256_add_epi32(sumi[c], p);
+        }
+      }
+    }
+    const __m256i sc16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    const float d = half_to_float(b->d);
+    for (int c = 0; c < NC; ++c) {
+      const BlockQ8_K& xa = act(x, x_stride, c)[i];
+      const __m256i bias = _mm256_madd_epi16(sc16, load(xa.bsums));  // sum_g sc * bsum
+      const __m256i tot = _mm256_sub_epi32(sumi[c], _mm256_slli_epi32(bias, 5));
+      acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * xa.d), _mm256_cvtepi32_ps(tot), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]);
+}
+
+template <class Block, int NC>
+void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                std::size_t x_stride, float* y, std::size_t ldy) {
+  if constexpr (std::is_same_v<Block, BlockQ6_K>) {
+    row_x_cols_q6k<NC>(w, nb, x, x_stride, y, ldy);
+  } else {
+    row_x_cols_k45<Block, NC>(w, nb, x, x_stride, y, ldy);
+  }
+}
+
+template <class Block>
+void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+          std::size_t ldy) {
+  const std::size_t nb = cols / quant::kQK_K;
+  for (std::size_t r = 0; r < nr; ++r) {
+    const std::uint8_t* wr = w + r * w_stride;
+    switch (nc) {
+      case 1: row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 2: row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 3: row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy); break;
+      default: row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy); break;
+    }
+  }
+}
+
+}  // namespace
+
+const GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ4_K>};
+const GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ5_K>};
+const GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ6_K>};
+
+}  // namespace folio::kernels::cpu::avx2
+FOLIO_AVX2_END

@@ -1,0 +1,172 @@
+// kernels/cpu/gemm_avx2_legacy.cpp: AVX2 tiles for the 32-value block formats
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) against ActQ8Block activations, and the AVX2
+// activation quantizers.
+//
+// Per weight block, w = d * q + m with q unsigned bytes (Q8_0: signed, m = 0):
+//   dot = d * d_x * sum(q * q_x) + m * s_x          (s_x = d_x * sum(q_x))
+// sum(q * q_x) is one maddubs + madd; q is unpacked once and reused for all
+// activation rows of the tile.
+#include <cstddef>
+#include <type_traits>
+
+#include "base/fp16.h"
+#include "kernels/cpu/avx2_util.h"
+#include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_kernel.h"
+#include "quant/block_kquant.h"
+#include "quant/block_legacy.h"
+
+FOLIO_AVX2_BEGIN
+namespace folio::kernels::cpu::avx2 {
+
+namespace {
+
+// Unpacked weight block: q bytes (unsigned unless kSigned), scale and offset.
+struct WBlock {
+  __m256i q;
+  float d, m;
+};
+
+template <class Block>
+WBlock unpack(const std::uint8_t* p);
+
+template <>
+WBlock unpack<quant::BlockQ4_0>(const std::uint8_t* p) {
+  const auto* b = reinterpret_cast<const quant::BlockQ4_0*>(p);
+  const float d = half_to_float(b->d);
+  return {nibbles_32(b->qs), d, -8.0f * d};
+}
+template <>
+WBlock unpack<quant::BlockQ4_1>(const std::uint8_t* p) {
+  const auto* b = reinterpret_cast<const quant::BlockQ4_1*>(p);
+  return {nibbles_32(b->qs), half_to_float(b->d), half_to_float(b->m)};
+}
+template <>
+WBlock unpack<quant::BlockQ5_0>(const std::uint8_t* p) {
+  const auto* b = reinterpret_cast<const quant::BlockQ5_0*>(p);
+  const float d = half_to_float(b->d);
+  const __m256i hi = _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(0x10));
+  return {_mm256_or_si256(nibbles_32(b->qs), hi), d, -16.0f * d};
+}
+template <>
+WBlock unpack<quant::BlockQ5_1>(const std::uint8_t* p) {
+  const auto* b = reinterpret_cast<const quant::BlockQ5_1*>(p);
+  const __m256i hi = _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(0x10));
+  return {_mm256_or_si256(nibbles_32(b->qs), hi), half_to_float(b->d), half_to_float(b->m)};
+}
+template <>
+WBlock unpack<quant::BlockQ8_0>(const std::uint8_t* p) {
+  const auto* b = reinterpret_cast<const quant::BlockQ8_0*>(p);
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)), half_to_float(b->d), 0.0f};
+}
+
+// One weight row against NC activation rows.
+template <class Block, int NC>
+void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                std::size_t x_stride, float* y, std::size_t ldy) {
+  constexpr bool kSigned = std::is_same_v<Block, quant::BlockQ8_0>;
+  const ActQ8Block* xb[NC];
+  __m256 acc[NC];
+  float acc_m[NC];
+  for (int c = 0; c < NC; ++c) {
+    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    acc[c] = _mm256_setzero_ps();
+    acc_m[c] = 0.0f;
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    const WBlock wb = unpack<Block>(w + i * sizeof(Block));
+    const __m256i qu = kSigned ? _mm256_sign_epi8(wb.q, wb.q) : wb.q;  // |q| for Q8_0
+    for (int c = 0; c < NC; ++c) {
+      __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[c][i].qs));
+      if constexpr (kSigned) qx = _mm256_sign_epi8(qx, wb.q);  // move q's sign onto q_x
+      const __m256 p = _mm256_cvtepi32_ps(dot_u8_i8(qu, qx));
+      acc[c] = _mm256_fmadd_ps(p, _mm256_set1_ps(wb.d * xb[c][i].d), acc[c]);
+      if constexpr (!kSigned) acc_m[c] += wb.m * xb[c][i].s;
+    }
+  }
+  for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]) + acc_m[c];
+}
+
+template <class Block>
+void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+          std::size_t ldy) {
+  const std::size_t nb = cols / 32;
+  for (std::size_t r = 0; r < nr; ++r) {
+    const std::uint8_t* wr = w + r * w_stride;
+    switch (nc) {
+      case 1: row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 2: row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 3: row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy); break;
+      default: row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy); break;
+    }
+  }
+}
+
+// 32 floats -> 32 int8 (x * id rounded to nearest even), returns sum of q.
+int quantize_32(const float* x, float id, std::int8_t* q) {
+  const __m256 vid = _mm256_set1_ps(id);
+  __m256i v[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), vid);
+    v[k] = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]));
+  const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
+                                         _mm256_packs_epi32(v[2], v[3]));
+  // packs work per 128-bit lane: restore element order.
+  const __m256i p8 = _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), p8);
+  return hsum_i32(sum);
+}
+
+float abs_max(const float* x, std::size_t n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < n; i += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+}  // namespace
+
+void quantize_row_q8_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActQ8Block*>(out);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    const float d = abs_max(x + 32 * i, 32) / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const int sum = quantize_32(x + 32 * i, id, blocks[i].qs);
+    blocks[i].d = d;
+    blocks[i].s = d * static_cast<float>(sum);
+  }
+}
+
+void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<quant::BlockQ8_K*>(out);
+  for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {
+    const float* xb = x + quant::kQK_K * i;
+    quant::BlockQ8_K& b = blocks[i];
+    b.d = abs_max(xb, quant::kQK_K) / 127.0f;
+    const float id = b.d != 0.0f ? 1.0f / b.d : 0.0f;
+    for (int k = 0; k < 8; ++k) quantize_32(xb + 32 * k, id, b.qs + 32 * k);
+    for (int g = 0; g < 16; ++g) {  // 16-value sums: maddubs with ones, then madd
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * g));
+      const __m128i s16 = _mm_maddubs_epi16(_mm_set1_epi8(1), q);
+      __m128i s32 = _mm_madd_epi16(s16, _mm_set1_epi16(1));
+      s32 = _mm_add_epi32(s32, _mm_shuffle_epi32(s32, 0x4E));
+      s32 = _mm_add_epi32(s32, _mm_shuffle_epi32(s32, 0xB1));
+      b.bsums[g] = static_cast<std::int16_t>(_mm_cvtsi128_si32(s32));
+    }
+  }
+}
+
+const GemmKernel kQ4_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_0>};
+const GemmKernel kQ4_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_1>};
+const GemmKernel kQ5_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_0>};
+const GemmKernel kQ5_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_1>};
+const GemmKernel kQ8_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ8_0>};
+
+}  // namespace folio::kernels::cpu::avx2
+FOLIO_AVX2_END

@@ -1,0 +1,67 @@
+// kernels/cpu/gemm_kernel.h: the per-type building blocks of matmul (internal).
+//
+// The fast path multiplies weights with activations that were converted once
+// per call into the format the weight type's integer dot product wants:
+//
+//   ActFormat::kF32   plain floats (F32/F16/BF16 weights, and the generic
+//                     dequantize-then-dot path for Q2_K/Q3_K)
+//   ActFormat::kQ8_32 ActQ8Block per 32 values (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0)
+//   ActFormat::kQ8_K  quant::BlockQ8_K per 256 values with 16-value sums (k-quants)
+//
+// A tile kernel computes a block of outputs for `nr` consecutive weight rows
+// and nc <= kMaxTileCols activation rows, loading/unpacking each weight block
+// once for all nc activation rows (that is what makes prefill compute-bound
+// instead of unpack-bound):
+//
+//   for r < nr, c < nc:  y[c * ldy + r] = dot(W row r, activation row c)
+//
+// Invariant (batch invariance): the value computed for (r, c) depends only on
+// weight row r and activation row c, never on nc or on the other rows: every
+// (r, c) pair runs the same sequence of floating-point operations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/tensor_type.h"
+
+namespace folio::kernels::cpu {
+
+inline constexpr std::size_t kMaxTileCols = 4;
+
+enum class ActFormat { kF32, kQ8_32, kQ8_K };
+
+// One 32-value block of a quantized activation row: x[i] ~= d * qs[i],
+// s = d * sum(qs) (used for the offset/min terms of Q4_0/Q4_1/Q5_0/Q5_1).
+struct ActQ8Block {
+  float d;
+  float s;
+  std::int8_t qs[32];
+};
+static_assert(sizeof(ActQ8Block) == 40);
+
+// Converts one row of `cols` floats into the activation format.
+using QuantizeRowFn = void (*)(const float* x, std::size_t cols, void* out);
+
+using TileFn = void (*)(const std::uint8_t* w, std::size_t w_stride, std::size_t nr,
+                        std::size_t cols, const std::uint8_t* x, std::size_t x_stride,
+                        std::size_t nc, float* y, std::size_t ldy);
+
+struct GemmKernel {
+  ActFormat act;
+  QuantizeRowFn quantize;  // null for kF32 (activations are used in place)
+  TileFn tile;
+};
+
+// Bytes of one activation row of `cols` values in `act` format.
+std::size_t act_row_bytes(ActFormat act, std::size_t cols);
+
+// Kernel tables; nullptr when the type has no kernel at that level.
+const GemmKernel* scalar_gemm_kernel(gguf::TensorType type);
+const GemmKernel* avx2_gemm_kernel(gguf::TensorType type);
+
+// Activation quantizers (scalar); the AVX2 ones produce identical bytes.
+void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
+void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
+
+}  // namespace folio::kernels::cpu

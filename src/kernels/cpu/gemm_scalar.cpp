@@ -1,0 +1,243 @@
+// kernels/cpu/gemm_scalar.cpp: portable matmul kernels for every type, and
+// the activation quantizers. This is the fallback on CPUs without AVX2 and
+// the same integer arithmetic the SIMD kernels perform, so tests can compare
+// both against the dequantizing reference (kernels/ref/matmul_ref.cpp).
+//
+// Every quantized weight block is unpacked to small integers q with
+//   w = d * sc[g] * q - dmin * mn[g]     (g = group of 16 or 32 values)
+// and dotted with the 8-bit activation in integers; scales apply in f32 once
+// per block (32-value formats) or super-block (k-quants).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "base/fp16.h"
+#include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu/kquant_unpack.h"
+#include "quant/block_kquant.h"
+#include "quant/block_legacy.h"
+
+namespace folio::kernels::cpu {
+
+namespace {
+
+template <class T>
+T load(const std::uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// ---- activation quantization ------------------------------------------------
+// d = max|x| / 127, q = round-to-nearest-even(x / d) computed as x * (1/d):
+// the AVX2 quantizer performs exactly these float operations.
+void quantize_block(const float* x, std::size_t n, float& d_out, std::int8_t* q) {
+  float amax = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<std::int8_t>(std::nearbyint(x[i] * id));
+  d_out = d;
+}
+
+// ---- legacy 32-value blocks: w = d * q + m ------------------------------------
+struct Unpacked32 {
+  float d, m;
+  int q[32];
+};
+
+int nib(const std::uint8_t* qs, int j) { return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4; }
+
+Unpacked32 unpack(const quant::BlockQ4_0& b) {
+  Unpacked32 u{fp16_to_f32(b.d), 0, {}};
+  u.m = -8.0f * u.d;
+  for (int j = 0; j < 32; ++j) u.q[j] = nib(b.qs, j);
+  return u;
+}
+Unpacked32 unpack(const quant::BlockQ4_1& b) {
+  Unpacked32 u{fp16_to_f32(b.d), fp16_to_f32(b.m), {}};
+  for (int j = 0; j < 32; ++j) u.q[j] = nib(b.qs, j);
+  return u;
+}
+Unpacked32 unpack(const quant::BlockQ5_0& b) {
+  Unpacked32 u{fp16_to_f32(b.d), 0, {}};
+  u.m = -16.0f * u.d;
+  const std::uint32_t qh = load<std::uint32_t>(b.qh);
+  for (int j = 0; j < 32; ++j) u.q[j] = nib(b.qs, j) | static_cast<int>((qh >> j) & 1u) << 4;
+  return u;
+}
+Unpacked32 unpack(const quant::BlockQ5_1& b) {
+  Unpacked32 u{fp16_to_f32(b.d), fp16_to_f32(b.m), {}};
+  const std::uint32_t qh = load<std::uint32_t>(b.qh);
+  for (int j = 0; j < 32; ++j) u.q[j] = nib(b.qs, j) | static_cast<int>((qh >> j) & 1u) << 4;
+  return u;
+}
+Unpacked32 unpack(const quant::BlockQ8_0& b) {
+  Unpacked32 u{fp16_to_f32(b.d), 0, {}};
+  for (int j = 0; j < 32; ++j) u.q[j] = b.qs[j];
+  return u;
+}
+
+template <class Block>
+float row_dot_32(const std::uint8_t* w, const ActQ8Block* x, std::size_t nb) {
+  float acc = 0.0f, acc_m = 0.0f;
+  for (std::size_t i = 0; i < nb; ++i) {
+    const Unpacked32 u = unpack(load<Block>(w + i * sizeof(Block)));
+    int s = 0;
+    for (int j = 0; j < 32; ++j) s += u.q[j] * x[i].qs[j];
+    acc += u.d * x[i].d * static_cast<float>(s);
+    acc_m += u.m * x[i].s;
+  }
+  return acc + acc_m;
+}
+
+// ---- k-quants: w = d * sc[g] * q - dmin * mn[g], groups of 16 -------------------
+template <class Block>
+float row_dot_k(const std::uint8_t* w, const quant::BlockQ8_K* x, std::size_t nb) {
+  float acc = 0.0f;
+  for (std::size_t i = 0; i < nb; ++i) {
+    KUnpacked u;
+    unpack_k(load<Block>(w + i * sizeof(Block)), u);
+    int sumi = 0, summ = 0;
+    for (int g = 0; g < 16; ++g) {
+      int s = 0;
+      for (int l = 0; l < 16; ++l) s += u.q[16 * g + l] * x[i].qs[16 * g + l];
+      sumi += u.sc[g] * s;
+      summ += u.mn[g] * x[i].bsums[g];
+    }
+    acc += u.d * x[i].d * static_cast<float>(sumi) - u.dmin * x[i].d * static_cast<float>(summ);
+  }
+  return acc;
+}
+
+// ---- plain types --------------------------------------------------------------
+template <class E>
+float elem(const std::uint8_t* w, std::size_t j);
+template <>
+float elem<float>(const std::uint8_t* w, std::size_t j) { return load<float>(w + 4 * j); }
+struct F16Tag {};
+struct BF16Tag {};
+template <>
+float elem<F16Tag>(const std::uint8_t* w, std::size_t j) {
+  return fp16_to_f32(load<std::uint16_t>(w + 2 * j));
+}
+template <>
+float elem<BF16Tag>(const std::uint8_t* w, std::size_t j) {
+  return bf16_to_f32(load<std::uint16_t>(w + 2 * j));
+}
+
+template <class E>
+float row_dot_plain(const std::uint8_t* w, const float* x, std::size_t cols) {
+  float acc = 0.0f;
+  for (std::size_t j = 0; j < cols; ++j) acc += elem<E>(w, j) * x[j];
+  return acc;
+}
+
+// ---- tiles ----------------------------------------------------------------------
+template <class Block>
+void tile_32(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+             const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+             std::size_t ldy) {
+  for (std::size_t r = 0; r < nr; ++r) {
+    for (std::size_t c = 0; c < nc; ++c) {
+      y[c * ldy + r] = row_dot_32<Block>(
+          w + r * w_stride, reinterpret_cast<const ActQ8Block*>(x + c * x_stride), cols / 32);
+    }
+  }
+}
+
+template <class Block>
+void tile_k(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+            const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+            std::size_t ldy) {
+  for (std::size_t r = 0; r < nr; ++r) {
+    for (std::size_t c = 0; c < nc; ++c) {
+      y[c * ldy + r] = row_dot_k<Block>(
+          w + r * w_stride, reinterpret_cast<const quant::BlockQ8_K*>(x + c * x_stride),
+          cols / quant::kQK_K);
+    }
+  }
+}
+
+template <class E>
+void tile_plain(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+                const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+                std::size_t ldy) {
+  for (std::size_t r = 0; r < nr; ++r) {
+    for (std::size_t c = 0; c < nc; ++c) {
+      y[c * ldy + r] = row_dot_plain<E>(w + r * w_stride,
+                                        reinterpret_cast<const float*>(x + c * x_stride), cols);
+    }
+  }
+}
+
+using gguf::TensorType;
+constexpr GemmKernel kQ4_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ4_0>};
+constexpr GemmKernel kQ4_1{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ4_1>};
+constexpr GemmKernel kQ5_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ5_0>};
+constexpr GemmKernel kQ5_1{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ5_1>};
+constexpr GemmKernel kQ8_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ8_0>};
+constexpr GemmKernel kQ2_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ2_K>};
+constexpr GemmKernel kQ3_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ3_K>};
+constexpr GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ4_K>};
+constexpr GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ5_K>};
+constexpr GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ6_K>};
+constexpr GemmKernel kF32{ActFormat::kF32, nullptr, tile_plain<float>};
+constexpr GemmKernel kF16{ActFormat::kF32, nullptr, tile_plain<F16Tag>};
+constexpr GemmKernel kBF16{ActFormat::kF32, nullptr, tile_plain<BF16Tag>};
+
+}  // namespace
+
+void quantize_row_q8_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActQ8Block*>(out);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    ActQ8Block& b = blocks[i];
+    quantize_block(x + 32 * i, 32, b.d, b.qs);
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) sum += b.qs[j];
+    b.s = b.d * static_cast<float>(sum);
+  }
+}
+
+void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<quant::BlockQ8_K*>(out);
+  for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {
+    quant::BlockQ8_K& b = blocks[i];
+    quantize_block(x + quant::kQK_K * i, quant::kQK_K, b.d, b.qs);
+    for (int g = 0; g < 16; ++g) {
+      int sum = 0;
+      for (int l = 0; l < 16; ++l) sum += b.qs[16 * g + l];
+      b.bsums[g] = static_cast<std::int16_t>(sum);
+    }
+  }
+}
+
+std::size_t act_row_bytes(ActFormat act, std::size_t cols) {
+  switch (act) {
+    case ActFormat::kF32: return cols * sizeof(float);
+    case ActFormat::kQ8_32: return cols / 32 * sizeof(ActQ8Block);
+    case ActFormat::kQ8_K: return cols / quant::kQK_K * sizeof(quant::BlockQ8_K);
+  }
+  return 0;
+}
+
+const GemmKernel* scalar_gemm_kernel(gguf::TensorType type) {
+  switch (type) {
+    case TensorType::Q4_0: return &kQ4_0;
+    case TensorType::Q4_1: return &kQ4_1;
+    case TensorType::Q5_0: return &kQ5_0;
+    case TensorType::Q5_1: return &kQ5_1;
+    case TensorType::Q8_0: return &kQ8_0;
+    case TensorType::Q2_K: return &kQ2_K;
+    case TensorType::Q3_K: return &kQ3_K;
+    case TensorType::Q4_K: return &kQ4_K;
+    case TensorType::Q5_K: return &kQ5_K;
+    case TensorType::Q6_K: return &kQ6_K;
+    case TensorType::F32: return &kF32;
+    case TensorType::F16: return &kF16;
+    case TensorType::BF16: return &kBF16;
+    default: return nullptr;
+  }
+}
+
+}  // namespace folio::kernels::cpu

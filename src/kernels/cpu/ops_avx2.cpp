@@ -1,0 +1,145 @@
+// kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops. exp() is a Cephes-style
+// range reduction (x = n ln2 + r) with a degree-6 polynomial for e^r, within
+// a few ulp of the libm result over the range softmax and SiLU use; tails
+// (n % 8) go through the same lane code via masked loads and stores.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/avx2_util.h"
+#include "kernels/cpu/ops_avx2.h"
+
+FOLIO_AVX2_BEGIN
+namespace folio::kernels::cpu::avx2 {
+
+namespace {
+
+__m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// Lane mask for the first k (0..8) lanes.
+__m256i tail_mask(std::size_t k) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), idx);
+}
+
+}  // namespace
+
+void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    a0 = _mm256_fmadd_ps(v0, v0, a0);
+    a1 = _mm256_fmadd_ps(v1, v1, a1);
+  }
+  if (i < n) {
+    const __m256i m0 = tail_mask(n - i), m1 = tail_mask(n - i > 8 ? n - i - 8 : 0);
+    const __m256 v0 = _mm256_maskload_ps(x + i, m0), v1 = _mm256_maskload_ps(x + i + 8, m1);
+    a0 = _mm256_fmadd_ps(v0, v0, a0);
+    a1 = _mm256_fmadd_ps(v1, v1, a1);
+  }
+  const float ss = hsum(_mm256_add_ps(a0, a1));
+  const __m256 scale = _mm256_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
+  for (i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    __m256 v = _mm256_mul_ps(_mm256_maskload_ps(x + i, m), scale);
+    if (w != nullptr) v = _mm256_mul_ps(v, _mm256_maskload_ps(w + i, m));
+    _mm256_maskstore_ps(y + i, m, v);
+  }
+}
+
+void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+                const float* cos_v, const float* sin_v, bool neox) {
+  const std::size_t half = rot_dim / 2;
+  const __m256 sign_even = _mm256_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f);
+  for (std::size_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    std::size_t i = 0;
+    if (neox) {
+      for (; i + 8 <= half; i += 8) {
+        const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + i + half);
+        const __m256 c = _mm256_loadu_ps(cos_v + i), s = _mm256_loadu_ps(sin_v + i);
+        _mm256_storeu_ps(v + i, _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, s)));
+        _mm256_storeu_ps(v + i + half, _mm256_fmadd_ps(x0, s, _mm256_mul_ps(x1, c)));
+      }
+    } else {
+      for (; i + 4 <= half; i += 4) {  // 4 pairs = 8 floats
+        const __m256 xv = _mm256_loadu_ps(v + 2 * i);
+        const __m256 sw = _mm256_permute_ps(xv, 0xB1);  // (x1, x0) per pair
+        const __m128 c4 = _mm_loadu_ps(cos_v + i), s4 = _mm_loadu_ps(sin_v + i);
+        const __m256 c = _mm256_set_m128(_mm_unpackhi_ps(c4, c4), _mm_unpacklo_ps(c4, c4));
+        __m256 s = _mm256_set_m128(_mm_unpackhi_ps(s4, s4), _mm_unpacklo_ps(s4, s4));
+        s = _mm256_xor_ps(s, sign_even);  // (-s, s) per pair
+        _mm256_storeu_ps(v + 2 * i, _mm256_fmadd_ps(xv, c, _mm256_mul_ps(sw, s)));
+      }
+    }
+    for (; i < half; ++i) {
+      const std::size_t a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+      const float x0 = v[a], x1 = v[b];
+      v[a] = x0 * cos_v[i] - x1 * sin_v[i];
+      v[b] = x0 * sin_v[i] + x1 * cos_v[i];
+    }
+  }
+}
+
+void swiglu(const float* gate, const float* up, std::size_t n, float* out) {
+  const __m256 one = _mm256_set1_ps(1.0f), neg = _mm256_set1_ps(-0.0f);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 g = _mm256_maskload_ps(gate + i, m);
+    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_xor_ps(g, neg))));
+    _mm256_maskstore_ps(out + i, m, _mm256_mul_ps(silu, _mm256_maskload_ps(up + i, m)));
+  }
+}
+
+void softmax(float* x, std::size_t n) {
+  if (n == 0) return;
+  __m256 mx = _mm256_set1_ps(-INFINITY);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 v = _mm256_maskload_ps(x + i, m);
+    mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(m)));
+  }
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  const __m256 vmax = _mm256_set1_ps(_mm_cvtss_f32(h));
+  __m256 sum = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), vmax)),
+                                   _mm256_castsi256_ps(m));
+    sum = _mm256_add_ps(sum, e);
+    _mm256_maskstore_ps(x + i, m, e);
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    _mm256_maskstore_ps(x + i, m, _mm256_mul_ps(_mm256_maskload_ps(x + i, m), inv));
+  }
+}
+
+void add(float* y, const float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(_mm256_maskload_ps(y + i, m), _mm256_maskload_ps(x + i, m)));
+  }
+}
+
+}  // namespace folio::kernels::cpu::avx2
+FOLIO_AVX2_END

@@ -1,0 +1,109 @@
+// kernels/matmul.cpp: WeightMatrix preparation and the fast matmul driver.
+//
+// Work decomposition for Y[n x rows] = X[n x cols] . W^T:
+//   1. activations are converted once into the weight type's activation
+//      format (8-bit blocks for quantized weights), in parallel over rows of X;
+//   2. weight rows are split among threads in runs of kRowTile rows;
+//   3. each thread walks X in chunks of kActChunk rows (kept in L2) and, for
+//      each run of kRowTile weight rows (kept in L1), calls the type's tile
+//      kernel for groups of kMaxTileCols activation rows, which unpacks each
+//      weight block once for the whole group.
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu_features.h"
+#include "quant/traits.h"
+
+namespace folio::kernels {
+
+namespace {
+
+constexpr std::size_t kRowTile = 16;   // weight rows per tile call (L1-resident)
+constexpr std::size_t kActChunk = 64;  // activation rows per pass (L2-resident)
+
+const cpu::GemmKernel* select_kernel(gguf::TensorType type) {
+  if (active_isa() == Isa::kAvx2) {
+    if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type)) return k;
+  }
+  return cpu::scalar_gemm_kernel(type);
+}
+
+// Per-calling-thread scratch for quantized activations: grows to the largest
+// call seen and is then reused, so steady-state calls do not allocate.
+std::vector<std::uint8_t>& act_scratch() {
+  thread_local std::vector<std::uint8_t> buf;
+  return buf;
+}
+
+}  // namespace
+
+WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::uint8_t> bytes,
+                                   std::size_t rows, std::size_t cols) {
+  const quant::TypeTraits& t = quant::traits(type);  // throws for unknown types
+  if (cpu::scalar_gemm_kernel(type) == nullptr) {
+    throw Error("matmul does not support weights of type " + std::string(t.name));
+  }
+  if (rows == 0 || cols == 0 || cols % t.block_elems != 0) {
+    throw Error("weight matrix " + std::to_string(rows) + "x" + std::to_string(cols) + " of " +
+                std::string(t.name) + ": columns must be a positive multiple of " +
+                std::to_string(t.block_elems));
+  }
+  const std::size_t row_bytes = cols / t.block_elems * t.block_bytes;
+  if (bytes.size() / row_bytes < rows || bytes.size() != rows * row_bytes) {
+    throw Error("weight matrix " + std::to_string(rows) + "x" + std::to_string(cols) + " of " +
+                std::string(t.name) + " needs " + std::to_string(rows * row_bytes) +
+                " bytes, got " + std::to_string(bytes.size()));
+  }
+  WeightMatrix w;
+  w.type_ = type;
+  w.rows_ = rows;
+  w.cols_ = cols;
+  w.bytes_ = bytes;
+  return w;
+}
+
+void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool) {
+  if (n == 0) return;
+  const cpu::GemmKernel* k = select_kernel(w.type());
+  FOLIO_CHECK(k != nullptr, "prepared weight matrix without a kernel");
+  const std::size_t rows = w.rows(), cols = w.cols();
+  const std::size_t w_stride = w.bytes().size() / rows;
+  const std::size_t x_stride = cpu::act_row_bytes(k->act, cols);
+
+  const std::uint8_t* xa = reinterpret_cast<const std::uint8_t*>(x);
+  if (k->quantize != nullptr) {
+    std::vector<std::uint8_t>& buf = act_scratch();
+    if (buf.size() < n * x_stride) buf.resize(n * x_stride);
+    std::uint8_t* out = buf.data();
+    if (n == 1) {
+      k->quantize(x, cols, out);
+    } else {
+      pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) {
+        for (std::size_t i = b; i < e; ++i) k->quantize(x + i * cols, cols, out + i * x_stride);
+      });
+    }
+    xa = out;
+  }
+
+  const std::uint8_t* wb = w.bytes().data();
+  pool.parallel_for_grain(rows, kRowTile, [&](std::size_t rb, std::size_t re, int) {
+    for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
+      const std::size_t c1 = std::min(n, c0 + kActChunk);
+      for (std::size_t r0 = rb; r0 < re; r0 += kRowTile) {
+        const std::size_t nr = std::min(kRowTile, re - r0);
+        for (std::size_t c = c0; c < c1; c += cpu::kMaxTileCols) {
+          const std::size_t nc = std::min(cpu::kMaxTileCols, c1 - c);
+          k->tile(wb + r0 * w_stride, w_stride, nr, cols, xa + c * x_stride, x_stride, nc,
+                  y + c * rows + r0, rows);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace folio::kernels

@@ -1,0 +1,51 @@
+// kernels/matmul.h: products of a weight matrix (any supported GGUF type)
+// with f32 activations.
+//
+// Weights are row-major as in GGUF: W has `rows` rows of `cols` elements,
+// each row stored as cols / block_elems consecutive blocks of its type.
+//
+//   Y[n x rows] = X[n x cols] . W^T        (n = 1 is a matrix-vector product)
+//
+// A WeightMatrix is prepared once at load: it views the mmapped bytes, or
+// holds a repacked copy when a SIMD layout is faster (then `repacked()` says
+// so and `folio info` reports it). The fast path may quantize activations
+// (e.g. to 8-bit blocks) as llama.cpp does; the reference path dequantizes
+// rows and accumulates in f32/f64 and is the oracle for tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "gguf/tensor_type.h"
+#include "kernels/thread_pool.h"
+
+namespace folio::kernels {
+
+class WeightMatrix {
+ public:
+  // Throws folio::Error when the type is unsupported or sizes do not match.
+  static WeightMatrix prepare(gguf::TensorType type, std::span<const std::uint8_t> bytes,
+                              std::size_t rows, std::size_t cols);
+
+  gguf::TensorType type() const { return type_; }
+  std::size_t rows() const { return rows_; }
+  std::size_t cols() const { return cols_; }
+  std::span<const std::uint8_t> bytes() const { return bytes_; }
+  bool repacked() const { return owned_ != nullptr; }
+
+ private:
+  gguf::TensorType type_{};
+  std::size_t rows_ = 0, cols_ = 0;
+  std::span<const std::uint8_t> bytes_;  // the file's bytes or *owned_
+  std::shared_ptr<const std::uint8_t[]> owned_;
+};
+
+// Fast path: SIMD kernels chosen once from CPUID (scalar fallback everywhere).
+void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool);
+
+// Reference path: exact dequantization (quant/), f32 products with f64 accumulation.
+void matmul_ref(const WeightMatrix& w, const float* x, std::size_t n, float* y);
+
+}  // namespace folio::kernels

@@ -1,0 +1,45 @@
+// kernels/ops.h: element-wise and row-wise operations of a transformer block,
+// each a pure function over spans with a scalar reference (*_ref) that tests
+// compare the vectorized version against.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace folio::kernels {
+
+// y = x / sqrt(mean(x^2) + eps) * w   (w may be null: no weight)
+void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y);
+void rmsnorm_ref(const float* x, const float* w, std::size_t n, float eps, float* y);
+
+// Rotary embedding in place on `n_heads` heads of `head_dim` at position `pos`,
+// rotating the first `rot_dim` dims. neox=false: adjacent pairs (x[2i], x[2i+1])
+// (GGUF llama layout); neox=true: halves (x[i], x[i + rot_dim/2]).
+// theta_i = pos * freq_scale * base^(-2i/rot_dim).
+// The angle is formed in f32 as HF transformers does (inv_freq rounded to
+// f32, then multiplied by the position in f32); cos/sin are correctly rounded.
+void rope(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+          std::size_t pos, float base, float freq_scale, bool neox);
+void rope_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+              std::size_t pos, float base, float freq_scale, bool neox);
+
+// The two halves of rope(), so a model can compute a position's angles once
+// and apply them to q and k of every layer. cos/sin: rot_dim / 2 values each.
+void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale,
+                 float* cos_out, float* sin_out);
+void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+                const float* cos_v, const float* sin_v, bool neox);
+
+// out = silu(gate) * up
+void swiglu(const float* gate, const float* up, std::size_t n, float* out);
+void swiglu_ref(const float* gate, const float* up, std::size_t n, float* out);
+
+// In-place softmax over n values.
+void softmax(float* x, std::size_t n);
+void softmax_ref(float* x, std::size_t n);
+
+// y += x
+void add(float* y, const float* x, std::size_t n);
+void add_ref(float* y, const float* x, std::size_t n);
+
+}  // namespace folio::kernels

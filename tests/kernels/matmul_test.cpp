@@ -1,0 +1,201 @@
+// tests/kernels/matmul_test.cpp: every weight type's fast matmul (AVX2 and the
+// forced scalar fallback) against matmul_ref (exact dequantization, f64 sums).
+//
+// Two checks per output:
+//  * exact-activation check: the fast path's documented activation rounding
+//    (x^ = d * round_half_even(x * (1/d)), d = max|x_block|/127) is applied
+//    to x here, and matmul_ref(W, x^) must match to f32 rounding: a relative
+//    2e-5 of sum_j |w_j| |x_j| (scales are multiplied in f32 and partial sums
+//    are added in a different order). This catches any wrong weight or
+//    activation element.
+//  * end-to-end check against matmul_ref(W, x) with the bound below.
+//
+// Tolerance. The fast path quantizes each activation block of B values (32,
+// or 256 for k-quants) to x^ = d*q with d = max|x|/127, so |x^ - x| <= d/2 =
+// max|x_block|/254 per element, and the result can move by at most
+//   E_q = sum_j |w_j| * max|x_block(j)| / 254.
+// On top of that come f32 rounding differences (scales are multiplied in f32,
+// partial sums are added in a different order): a relative 2e-5 of
+// sum_j |w_j| |x_j| is far above that, yet far below any wrong-element error.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/cpu_features.h"
+#include "kernels/matmul.h"
+#include "quant/dequantize.h"
+#include "quant/traits.h"
+#include "random_weights.h"
+
+namespace folio::kernels {
+namespace {
+
+using gguf::TensorType;
+
+constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
+                                 TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K,
+                                 TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                                 TensorType::Q6_K};
+
+std::size_t act_block(TensorType t) {
+  const std::size_t be = quant::traits(t).block_elems;
+  return be == 1 ? 0 : be;  // 0: activations stay f32
+}
+
+std::vector<std::size_t> col_sizes(TensorType t) {
+  const std::size_t be = quant::traits(t).block_elems;
+  if (be == 1) return {1, 7, 8, 15, 16, 17, 40, 100};
+  if (be == 32) return {32, 64, 96, 160};
+  return {256, 512, 768};
+}
+
+// x^: the activations as the fast path sees them (see the top of the file).
+std::vector<float> quantized_activations(TensorType t, const std::vector<float>& x) {
+  const std::size_t B = act_block(t);
+  if (B == 0) return x;
+  std::vector<float> q(x.size());
+  for (std::size_t b0 = 0; b0 < x.size(); b0 += B) {
+    float amax = 0;
+    for (std::size_t k = b0; k < b0 + B; ++k) amax = std::max(amax, std::fabs(x[k]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (std::size_t k = b0; k < b0 + B; ++k) q[k] = d * std::nearbyint(x[k] * id);
+  }
+  return q;
+}
+
+// Per-output bounds described at the top of the file: {end-to-end, exact-activation}.
+struct Tolerance {
+  std::vector<double> full, rounding;
+};
+
+Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::size_t n) {
+  const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type());
+  const std::size_t rb = w.bytes().size() / rows;
+  std::vector<float> wr(cols);
+  std::vector<double> amax(x.size(), 0.0);  // max |x| of each element's block
+  for (std::size_t b0 = 0; B != 0 && b0 < x.size(); b0 += B) {
+    double m = 0;
+    for (std::size_t k = b0; k < b0 + B; ++k) m = std::max(m, std::fabs(double{x[k]}));
+    std::fill(amax.begin() + static_cast<std::ptrdiff_t>(b0),
+              amax.begin() + static_cast<std::ptrdiff_t>(b0 + B), m);
+  }
+  Tolerance tol{std::vector<double>(n * rows), std::vector<double>(n * rows)};
+  for (std::size_t r = 0; r < rows; ++r) {
+    quant::dequantize_row(w.type(), w.bytes().subspan(r * rb, rb), wr);
+    for (std::size_t c = 0; c < n; ++c) {
+      double eq = 0, mag = 0;
+      for (std::size_t j = 0; j < cols; ++j) {
+        eq += std::fabs(wr[j]) * amax[c * cols + j] / 254.0;
+        mag += std::fabs(wr[j]) * std::fabs(x[c * cols + j]);
+      }
+      tol.full[c * rows + r] = eq * 1.001 + 2e-5 * mag + 1e-30;
+      tol.rounding[c * rows + r] = 2e-5 * mag + 1e-30;
+    }
+  }
+  return tol;
+}
+
+struct Case {
+  TensorType type;
+  std::size_t rows, cols, n;
+  std::string str() const {
+    return std::string(quant::traits(type).name) + " " + std::to_string(rows) + "x" +
+           std::to_string(cols) + " n=" + std::to_string(n);
+  }
+};
+
+void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
+  const auto bytes = testing::random_weights(k.type, k.rows, k.cols, rng);
+  const WeightMatrix w = WeightMatrix::prepare(k.type, bytes, k.rows, k.cols);
+  const auto x = testing::random_activations(k.n * k.cols, rng);
+  const auto xq = quantized_activations(k.type, x);
+  std::vector<float> ref(k.n * k.rows), ref_q(k.n * k.rows), fast(k.n * k.rows),
+      scalar(k.n * k.rows);
+  matmul_ref(w, x.data(), k.n, ref.data());
+  matmul_ref(w, xq.data(), k.n, ref_q.data());
+  matmul(w, x.data(), k.n, fast.data(), pool);
+  {
+    IsaOverride force(Isa::kScalar);
+    matmul(w, x.data(), k.n, scalar.data(), pool);
+  }
+  const auto tol = tolerances(w, x, k.n);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << k.str() << " fast, output " << i;
+    ASSERT_LE(std::fabs(scalar[i] - ref_q[i]), tol.rounding[i]) << k.str() << " scalar, output " << i;
+    ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i]) << k.str() << " fast vs exact, output " << i;
+  }
+}
+
+TEST(Matmul, EveryTypeAndShapeMatchesReference) {
+  ThreadPool pool(2);
+  std::mt19937 rng(1234);
+  for (TensorType t : kTypes) {
+    for (std::size_t cols : col_sizes(t)) {
+      for (std::size_t rows : {1, 3, 17, 34}) {
+        for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n}, pool, rng);
+      }
+    }
+  }
+}
+
+// The rounding bound is not vacuous: corrupting one weight block breaks it by far.
+TEST(Matmul, ToleranceCatchesAWrongBlock) {
+  ThreadPool pool(1);
+  std::mt19937 rng(7);
+  for (TensorType t : {TensorType::Q4_1, TensorType::Q4_K, TensorType::Q6_K}) {
+    const std::size_t cols = quant::traits(t).block_elems * 2;
+    auto bytes = testing::random_weights(t, 1, cols, rng);
+    const WeightMatrix w = WeightMatrix::prepare(t, bytes, 1, cols);
+    const auto x = testing::random_activations(cols, rng);
+    const auto xq = quantized_activations(t, x);
+    float ref = 0, fast = 0;
+    matmul_ref(w, xq.data(), 1, &ref);
+    std::vector<std::uint8_t> broken = bytes;
+    // Flip quant bits of the first block (skip its fp16 scales).
+    for (std::size_t i = 4; i < quant::traits(t).block_bytes - 4; ++i) broken[i] ^= 0x5A;
+    const WeightMatrix wb = WeightMatrix::prepare(t, broken, 1, cols);
+    matmul(wb, x.data(), 1, &fast, pool);
+    EXPECT_GT(std::fabs(fast - ref), 10 * tolerances(w, x, 1).rounding[0]) << quant::traits(t).name;
+  }
+}
+
+// Greedy decoding must not depend on the batch: row c of a batched product is
+// bit-identical to the product of that row alone, with any thread count.
+TEST(Matmul, BatchAndThreadInvariant) {
+  ThreadPool pool1(1), pool2(2);
+  std::mt19937 rng(99);
+  for (TensorType t : kTypes) {
+    const std::size_t rows = 37, cols = col_sizes(t).back(), n = 7;
+    const auto bytes = testing::random_weights(t, rows, cols, rng);
+    const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
+    const auto x = testing::random_activations(n * cols, rng);
+    std::vector<float> batched(n * rows), single(rows), two(n * rows);
+    matmul(w, x.data(), n, batched.data(), pool1);
+    matmul(w, x.data(), n, two.data(), pool2);
+    EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
+    for (std::size_t c = 0; c < n; ++c) {
+      matmul(w, x.data() + c * cols, 1, single.data(), pool2);
+      EXPECT_EQ(0, std::memcmp(single.data(), batched.data() + c * rows, rows * 4))
+          << quant::traits(t).name << " row " << c;
+    }
+  }
+}
+
+TEST(Matmul, RejectsBadShapesAndTypes) {
+  std::vector<std::uint8_t> bytes(18 * 4);
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 48), Error);   // cols % 32
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 3, 64), Error);   // too few bytes
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 1, 64), Error);   // too many bytes
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::IQ2_XXS, bytes, 1, 256), Error);
+  EXPECT_NO_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 64));
+}
+
+}  // namespace
+}  // namespace folio::kernels

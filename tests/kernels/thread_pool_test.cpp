@@ -1,0 +1,66 @@
+// tests/kernels/thread_pool_test.cpp: partition contract of ThreadPool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/thread_pool.h"
+
+namespace folio::kernels {
+namespace {
+
+TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (std::size_t n : {0, 1, 2, 3, 7, 100, 1001}) {
+      for (int rep = 0; rep < 20; ++rep) {
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> calls{0};
+        pool.parallel_for(n, [&](std::size_t b, std::size_t e, int t) {
+          EXPECT_LT(b, e);
+          EXPECT_GE(t, 0);
+          EXPECT_LT(t, threads);
+          calls.fetch_add(1);
+          for (std::size_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        });
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+        EXPECT_LE(calls.load(), std::min<int>(threads, static_cast<int>(n)));
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, StdFunctionAndGrainOverloads) {
+  ThreadPool pool(2);
+  std::atomic<std::size_t> sum{0};
+  const std::function<void(std::size_t, std::size_t, int)> fn = [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) sum += i;
+  };
+  pool.parallel_for(100, fn);
+  EXPECT_EQ(sum.load(), 4950u);
+  std::vector<int> seen(50, 0);
+  pool.parallel_for_grain(50, 16, [&](std::size_t b, std::size_t e, int) {
+    EXPECT_EQ(b % 16, 0u);
+    for (std::size_t i = b; i < e; ++i) seen[i]++;
+  });
+  for (int s : seen) EXPECT_EQ(s, 1);
+}
+
+// Workers fall asleep after the spin phase and must wake up for the next job.
+TEST(ThreadPool, WakesAfterSleeping) {
+  ThreadPool pool(3);
+  for (int rep = 0; rep < 3; ++rep) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::atomic<int> n{0};
+    pool.parallel_for(3, [&](std::size_t, std::size_t, int) { n++; });
+    EXPECT_EQ(n.load(), 3);
+  }
+}
+
+TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(ThreadPool(0), Error); }
+
+}  // namespace
+}  // namespace folio::kernels
