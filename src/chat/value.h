@@ -1,0 +1,96 @@
+// chat/value.h: the dynamic value type of the template interpreter.
+//
+// Mirrors the Python objects a Jinja2 chat template sees: undefined, None,
+// bool, int, float, str, list and dict. Lists and dicts are shared by
+// reference (copying a Value copies a pointer), as in Python, which is what
+// makes `namespace()` objects mutable across scopes. Dicts keep insertion
+// order, like Python's, because tojson output depends on it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace folio::chat {
+
+class Value {
+ public:
+  enum class Kind : std::uint8_t { kUndefined, kNone, kBool, kInt, kFloat, kString, kArray, kObject };
+  using Array = std::vector<Value>;
+  using Object = std::vector<std::pair<std::string, Value>>;
+
+  Value() = default;  // undefined
+  static Value none() { return Value(Kind::kNone); }
+  static Value boolean(bool b);
+  static Value integer(std::int64_t i);
+  static Value number(double f);
+  static Value string(std::string s);
+  static Value array(Array a = {});
+  static Value tuple(Array a);  // a list that prints as (a, b), like dict.items() pairs
+  static Value object(Object o = {});
+  static Value from_json(const nlohmann::ordered_json& j);  // keeps key order
+
+  Kind kind() const { return kind_; }
+  bool is_undefined() const { return kind_ == Kind::kUndefined; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  bool is_bool() const { return kind_ == Kind::kBool; }
+  bool is_int() const { return kind_ == Kind::kInt; }
+  bool is_float() const { return kind_ == Kind::kFloat; }
+  bool is_number() const { return is_int() || is_float() || is_bool(); }  // Python: bool is an int
+  bool is_string() const { return kind_ == Kind::kString; }
+  bool is_array() const { return kind_ == Kind::kArray; }
+  bool is_object() const { return kind_ == Kind::kObject; }
+  bool is_tuple() const { return tuple_; }
+
+  bool as_bool() const { return b_; }
+  std::int64_t as_int() const { return is_float() ? static_cast<std::int64_t>(f_) : i_; }
+  double as_double() const { return is_float() ? f_ : static_cast<double>(i_); }
+  const std::string& str() const { return s_; }
+  const Array& items() const { return *a_; }
+  const Object& entries() const { return *o_; }
+
+  const Value* find(std::string_view key) const;  // dict lookup; nullptr when absent
+  void set(const std::string& key, Value v);      // dict insert or overwrite
+
+  bool truthy() const;
+  std::size_t size() const;  // len(): code points for strings
+
+  // Python str() (what {{ }} prints) and repr() (used inside lists/dicts).
+  std::string to_str() const;
+  std::string repr() const;
+
+  const char* type_name() const;
+
+ private:
+  explicit Value(Kind k) : kind_(k) {}
+  Kind kind_ = Kind::kUndefined;
+  bool b_ = false;
+  bool tuple_ = false;
+  std::int64_t i_ = 0;  // also holds bools as 0/1 so arithmetic on them works
+  double f_ = 0.0;
+  std::string s_;
+  std::shared_ptr<Array> a_;
+  std::shared_ptr<Object> o_;
+};
+
+// Python ==, and ordering (<) for numbers, strings and lists; ordering other
+// types throws folio::Error (the caller adds the template position).
+bool equals(const Value& a, const Value& b);
+bool less(const Value& a, const Value& b);
+
+// Python repr() of a float ("1.0", "0.1", "1e+16").
+std::string float_repr(double f);
+
+// json.dumps(v, ensure_ascii=False, indent=indent, sort_keys=sort_keys), as
+// transformers' tojson filter does. indent < 0: single line.
+std::string to_json(const Value& v, int indent, bool sort_keys);
+
+// Number of UTF-8 code points (Python len() of str).
+std::size_t utf8_length(std::string_view s);
+
+}  // namespace folio::chat

@@ -1,0 +1,63 @@
+// sampling/sampler.cpp: runs the chain on one position's logits.
+#include "sampling/sampler.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace folio::sampling {
+namespace {
+
+std::vector<TokenId> min_tokens_ids(const SamplingParams& p, std::span<const TokenId> eos) {
+  std::vector<TokenId> ids(p.stop_token_ids.begin(), p.stop_token_ids.end());
+  if (!p.ignore_eos) ids.insert(ids.end(), eos.begin(), eos.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+Rng make_rng(const SamplingParams& p) {
+  if (p.seed) return Rng(*p.seed);
+  std::random_device rd;
+  return Rng((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+}
+
+}  // namespace
+
+Sampler::Sampler(SamplingParams params, std::int32_t vocab_size,
+                 std::span<const TokenId> eos_ids, std::span<const TokenId> prompt)
+    : params_(std::move(params)), vocab_size_(vocab_size), rng_(make_rng(params_)),
+      history_(prompt) {
+  if (vocab_size <= 0) throw Error("sampler: vocabulary is empty");
+  params_.validate(vocab_size);
+  for (TokenId id : eos_ids) FOLIO_CHECK(id >= 0 && id < vocab_size, "eos id out of range");
+  for (TokenId id : prompt) {
+    if (id < 0 || id >= vocab_size) throw Error("sampler: prompt token id out of range");
+  }
+  chain_ = build_chain(params_, min_tokens_ids(params_, eos_ids));
+}
+
+SampledToken Sampler::sample(std::span<const float> logits) {
+  FOLIO_CHECK(logits.size() == static_cast<std::size_t>(vocab_size_), "logits size != vocab");
+  std::span<const float> work = logits;
+  if (!chain_.logit_steps.empty()) {
+    scratch_.assign(logits.begin(), logits.end());
+    for (const LogitStep& s : chain_.logit_steps) s.apply(scratch_, history_);
+    work = scratch_;
+  }
+  SampledToken out{};
+  if (chain_.greedy) {
+    out.id = argmax(work);
+  } else {
+    // top_k (always the first candidate step) is fused into building the list.
+    const auto k = static_cast<std::size_t>(params_.top_k);
+    if (params_.top_k > 0 && k < work.size()) candidates_.assign_top_k(work, k);
+    else candidates_.assign(work);
+    for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
+    out.id = draw(candidates_, rng_, weights_);
+  }
+  if (params_.logprobs) out.logprobs = compute_logprobs(logits, out.id, *params_.logprobs);
+  return out;
+}
+
+}  // namespace folio::sampling
