@@ -1,0 +1,28 @@
+// kv/block_table.h: one sequence's logical -> physical block map.
+//
+// Logical block i holds token positions [i*B, (i+1)*B) of the sequence
+// (B = block_size). `num_slots` is how many leading positions have a slot
+// reserved (computed tokens plus the ones scheduled this step); the last
+// block may be partly used:
+//
+//   positions  0..15 | 16..31 | 32..37 ......
+//   blocks   [  b4   |  b11   |  b2 (6/16 used) ]     num_slots = 38
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kv/types.h"
+
+namespace folio::kv {
+
+struct BlockTable {
+  std::vector<BlockId> blocks;
+  std::int32_t num_slots = 0;
+
+  std::int32_t size() const { return static_cast<std::int32_t>(blocks.size()); }
+  BlockId operator[](std::int32_t i) const { return blocks[static_cast<std::size_t>(i)]; }
+};
+
+}  // namespace folio::kv

@@ -1,0 +1,136 @@
+// kv/kv_cache_manager.h: block tables of live sequences over one BlockPool,
+// with copy-on-write sharing and automatic prefix caching.
+//
+// The scheduler talks to KV memory only through this class, in tokens:
+//
+//   find_longest_prefix(tokens)           -> cached full blocks to reuse
+//   allocate_slots(seq, computed, new, hits) -> table delta + COW copies, or
+//                                            nothing at all (all or nothing)
+//   cache_full_blocks(seq, tokens, computed) after the step computed them
+//   fork(parent, child)                   n > 1 samples share the blocks
+//   free(seq)                             finished, aborted or preempted
+//
+// Sharing: a block held by several tables (a fork, or a prefix hit) is never
+// written in place. Full blocks are never written again anyway; the only
+// shared block that can be written is a fork's last, partial block, and
+// the first sequence to write it gets a private copy (CowCopy for the
+// runner) while the others keep the original.
+//
+// Free order: a sequence's blocks are released last block first, so its
+// tail (least likely to be shared by other prompts) is evicted before its
+// head when the pool runs dry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "kv/block_hash.h"
+#include "kv/block_pool.h"
+#include "kv/block_table.h"
+#include "kv/types.h"
+
+namespace folio::kv {
+
+struct KvCacheConfig {
+  std::int32_t num_blocks = 0;
+  std::int32_t block_size = 16;
+  bool enable_prefix_caching = true;
+  BlockHashFn hash_fn = nullptr;  // nullptr: hash_block (xxh3-128); tests inject collisions
+};
+
+// What changed in one sequence's block table: the runner truncates its copy
+// of the table to `blocks_from` entries, then appends `block_ids`.
+struct SlotAllocation {
+  std::int32_t blocks_from = 0;
+  std::vector<BlockId> block_ids;
+  std::vector<CowCopy> cow;
+};
+
+struct PrefixHit {
+  std::vector<BlockId> blocks;  // not yet referenced; pass to allocate_slots
+  std::int32_t num_tokens = 0;  // blocks.size() * block_size
+};
+
+// Utilization snapshot. live_tokens counts each table's reserved slots (a
+// block shared by k tables counts k times); allocated_slots counts physical
+// slots in used blocks, so live/allocated is the paging efficiency.
+struct KvStats {
+  std::int32_t blocks_total = 0;
+  std::int32_t blocks_used = 0;
+  std::int32_t blocks_cached_free = 0;  // unreferenced but holding a cached prefix
+  std::int32_t blocks_free = 0;         // on the free list (includes cached-free)
+  std::int64_t live_tokens = 0;
+  std::int64_t allocated_slots = 0;
+  std::int64_t prefix_query_tokens = 0;
+  std::int64_t prefix_hit_tokens = 0;
+};
+
+class KvCacheManager {
+ public:
+  explicit KvCacheManager(const KvCacheConfig& config);
+
+  std::int32_t block_size() const { return pool_.block_size(); }
+  std::int32_t num_blocks() const { return pool_.num_blocks(); }
+  bool prefix_caching() const { return caching_; }
+  // Disabling forgets every cached prefix; enabling caches from then on.
+  void set_prefix_caching(bool enabled);
+
+  // Longest run of cached full blocks matching the start of `tokens`
+  // (callers pass all but the last token, so at least one is computed).
+  // Appends to `hashes`, the sequence's memo of its full-block hashes.
+  PrefixHit find_longest_prefix(std::span<const TokenId> tokens, std::uint64_t extra_key,
+                                std::vector<BlockHash>& hashes) const;
+  // Counts a prefix query for the stats (done on admission, not per probe).
+  void record_prefix_query(std::int64_t query_tokens, std::int64_t hit_tokens);
+
+  // Reserves slots for positions [0, num_computed + num_new) of `seq`,
+  // which computes positions [num_computed, num_computed + num_new) next.
+  // `hits` (only for a sequence without a table) are adopted as its first
+  // blocks and must cover exactly num_computed tokens. Returns nullopt and
+  // changes nothing when the pool cannot supply every block needed.
+  std::optional<SlotAllocation> allocate_slots(SeqId seq, std::int32_t num_computed,
+                                               std::int32_t num_new,
+                                               std::span<const BlockId> hits = {});
+  // Registers the blocks of `seq` that became full with its first
+  // `num_computed` tokens in the prefix cache.
+  void cache_full_blocks(SeqId seq, std::span<const TokenId> tokens, std::int32_t num_computed,
+                         std::uint64_t extra_key, std::vector<BlockHash>& hashes);
+  // `child` shares every block of `parent` (reference counts +1).
+  void fork(SeqId parent, SeqId child);
+  // Releases every block of `seq` (no-op for an unknown seq).
+  void free(SeqId seq);
+
+  const BlockTable* table(SeqId seq) const;
+  std::int32_t num_seqs() const { return static_cast<std::int32_t>(seqs_.size()); }
+  // Calls f(SeqId, const BlockTable&) for every live sequence (any order).
+  template <class F>
+  void for_each_table(F&& f) const {
+    for (const auto& [id, s] : seqs_) f(id, s.table);
+  }
+  const BlockPool& pool() const { return pool_; }
+  BlockPool& pool() { return pool_; }
+  KvStats stats() const;
+
+ private:
+  struct SeqState {
+    BlockTable table;
+    std::int32_t num_cached_blocks = 0;  // leading blocks already offered to the cache
+    BlockId cache_parent = kNoBlock;     // cached block standing for the last offered one
+    bool cache_broken = false;           // a collision stopped caching this sequence
+  };
+  void ensure_hashes(std::span<const TokenId> tokens, std::int32_t num_full,
+                     std::uint64_t extra_key, std::vector<BlockHash>& hashes) const;
+
+  BlockPool pool_;
+  bool caching_;
+  BlockHashFn hash_fn_;
+  std::unordered_map<SeqId, SeqState> seqs_;
+  std::int64_t live_tokens_ = 0;
+  std::int64_t prefix_query_tokens_ = 0;
+  std::int64_t prefix_hit_tokens_ = 0;
+};
+
+}  // namespace folio::kv

@@ -1,0 +1,26 @@
+// kv/types.h: the small value types shared by the KV block bookkeeping.
+//
+// Block ids index the physical KV blocks allocated once at start-up; a block
+// holds the K/V rows of `block_size` consecutive token positions of one
+// sequence (or of several, while shared). kNoBlock marks "none".
+#pragma once
+
+#include <cstdint>
+
+namespace folio::kv {
+
+using BlockId = std::int32_t;
+using TokenId = std::int32_t;
+using SeqId = std::uint64_t;
+
+inline constexpr BlockId kNoBlock = -1;
+
+// A copy-on-write order for the model runner: copy the K/V data of every
+// layer from physical block `src` to `dst` before the step's forward pass.
+struct CowCopy {
+  BlockId src = kNoBlock;
+  BlockId dst = kNoBlock;
+  bool operator==(const CowCopy&) const = default;
+};
+
+}  // namespace folio::kv

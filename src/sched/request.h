@@ -1,0 +1,92 @@
+// sched/request.h: one sequence's scheduling state and its state machine.
+//
+//            add                 schedule()               finish / abort
+//   (new) ------> WAITING ---------------------> RUNNING ----------------> FINISHED_*
+//                    ^                          |  ^  |
+//                    |      out of KV blocks    |  |  |  (any live state can
+//                    +--- PREEMPTED <-----------+  |  |   be aborted)
+//                              |     re-admitted   |
+//                              +-------------------+
+//
+// The one scheduling rule (vLLM v1): `tokens` holds prompt then outputs;
+// `num_computed_tokens` counts leading tokens whose K/V are in the cache.
+// Each step advances it by up to the remaining count; prefill, chunked
+// prefill, prefix hits and decode are all this. Preemption (recompute)
+// resets it to 0; the request's tokens, outputs included, are kept, so it
+// resumes by recomputing them (with prefix-cache help) and finishes the same.
+//
+// A request with n > 1 samples runs as one sequence until its first sample;
+// then it forks n-1 child sequences sharing its blocks (copy-on-write).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/block_hash.h"
+#include "kv/types.h"
+
+namespace folio::sched {
+
+using RequestId = std::uint64_t;
+using TokenId = kv::TokenId;
+
+enum class RequestStatus {
+  kWaiting,
+  kRunning,
+  kPreempted,
+  kFinishedStopped,
+  kFinishedLength,
+  kFinishedAborted,
+  kFinishedError,
+};
+
+enum class FinishReason { kNone, kStop, kLength, kAbort, kError };
+
+const char* status_name(RequestStatus s);
+// OpenAI finish_reason: "stop", "length", "abort", "error" ("" for kNone).
+const char* finish_reason_name(FinishReason r);
+bool is_finished(RequestStatus s);
+RequestStatus finished_status(FinishReason r);
+
+enum class SchedulingPolicy { kFcfs, kPriority };
+
+struct Request {
+  RequestId id = 0;
+  RequestId parent_id = 0;        // == id for a root request
+  std::int32_t sample_index = 0;  // which of the parent's n samples
+  std::vector<TokenId> tokens;    // prompt, then outputs
+  std::int32_t num_prompt_tokens = 0;
+  std::int32_t max_tokens = 0;
+  std::int32_t n = 1;         // samples; children have n = 1
+  bool forked = false;        // the n-1 children exist
+  std::int32_t priority = 0;  // lower value = served first (vLLM)
+  double arrival_time = 0;
+  std::uint64_t cache_salt = 0;  // prefix-cache extra key (LoRA id / tenant salt)
+
+  std::int32_t num_computed_tokens = 0;
+  RequestStatus status = RequestStatus::kWaiting;
+  std::int32_t num_preemptions = 0;
+  std::int32_t num_cached_tokens = -1;      // prefix hit at first admission (-1: not yet)
+  std::vector<kv::BlockHash> block_hashes;  // memo of full-block hashes of `tokens`
+  bool runner_has_table = false;            // its whole block table went out in a plan
+
+  std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
+  std::int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
+  std::span<const TokenId> output() const {
+    return std::span<const TokenId>(tokens).subspan(static_cast<std::size_t>(num_prompt_tokens));
+  }
+  // Samples drawn the next time this request catches up: n before the fork.
+  std::int32_t pending_samples() const { return n > 1 && !forked ? n : 1; }
+  // Scheduler seats (max_num_seqs) it holds while running, children included.
+  std::int32_t seats() const { return pending_samples(); }
+};
+
+// Applies a state change; FOLIO_CHECKs that it is an edge of the diagram.
+void transition(Request& r, RequestStatus to);
+
+// Strict scheduling order: true when `a` is served before `b`. FCFS:
+// (arrival_time, id); priority: (priority, arrival_time, id).
+bool served_before(const Request& a, const Request& b, SchedulingPolicy policy);
+
+}  // namespace folio::sched

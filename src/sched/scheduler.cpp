@@ -1,0 +1,212 @@
+// Planning side of the scheduler: admission control, schedule(), preemption
+// and finishing. The commit side (update()) is in scheduler_update.cpp.
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+
+namespace folio::sched {
+
+Scheduler::Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config)
+    : config_(config), kv_(kv_config), waiting_(config.policy) {
+  if (config.max_num_batched_tokens < 1) throw Error("--max-num-batched-tokens must be >= 1");
+  if (config.max_num_seqs < 1) throw Error("--max-num-seqs must be >= 1");
+  if (config.max_model_len < 1) throw Error("--max-model-len must be >= 1");
+}
+
+RequestId Scheduler::add_request(const RequestSpec& spec) {
+  const auto prompt = static_cast<std::int64_t>(spec.prompt.size());
+  if (prompt == 0) throw Error("request has an empty prompt");
+  if (spec.max_tokens < 1) throw Error("max_tokens must be >= 1");
+  if (spec.n < 1 || spec.n > config_.max_num_seqs)
+    throw Error("n = " + std::to_string(spec.n) + " must be between 1 and --max-num-seqs (" +
+                std::to_string(config_.max_num_seqs) + ")");
+  const std::int64_t total = prompt + spec.max_tokens;
+  if (total > config_.max_model_len)
+    throw Error("request needs " + std::to_string(total) + " tokens (prompt " +
+                std::to_string(prompt) + " + max_tokens " + std::to_string(spec.max_tokens) +
+                ") but --max-model-len is " + std::to_string(config_.max_model_len));
+  // The last sampled token is never fed back, so a sequence holds at most
+  // total - 1 positions; it must fit alone in the pool (others can be
+  // preempted), or it would wait forever.
+  const std::int64_t bs = kv_.block_size();
+  const std::int64_t blocks = (total - 1 + bs - 1) / bs;
+  if (blocks > kv_.num_blocks())
+    throw Error("request needs " + std::to_string(blocks) + " KV blocks (" +
+                std::to_string(total - 1) + " positions) but the KV cache holds only " +
+                std::to_string(kv_.num_blocks()) +
+                " blocks; raise --kv-cache-memory or lower max_tokens");
+
+  auto r = std::make_unique<Request>();
+  r->id = next_id_++;
+  r->parent_id = r->id;
+  r->tokens = spec.prompt;
+  r->num_prompt_tokens = static_cast<std::int32_t>(prompt);
+  r->max_tokens = spec.max_tokens;
+  r->n = spec.n;
+  r->priority = spec.priority;
+  r->arrival_time = spec.arrival_time;
+  r->cache_salt = spec.cache_salt;
+  Request* raw = r.get();
+  requests_.emplace(raw->id, std::move(r));
+  waiting_.push(raw);
+  return raw->id;
+}
+
+const Request* Scheduler::find(RequestId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+Request* Scheduler::find_mut(RequestId id) {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+bool Scheduler::finish_request(RequestId id, FinishReason reason) {
+  FOLIO_CHECK(reason != FinishReason::kNone);
+  Request* r = find_mut(id);
+  if (r == nullptr) return false;
+  finish(*r, reason);
+  return true;
+}
+
+void Scheduler::finish(Request& r, FinishReason reason) {
+  if (r.status == RequestStatus::kRunning) {
+    remove_running(&r);
+  } else {
+    FOLIO_CHECK(waiting_.remove(&r), "live request in no queue");
+  }
+  kv_.free(r.id);  // same step: the blocks are reusable by the next plan
+  transition(r, finished_status(reason));
+  finished_since_plan_.push_back(r.id);
+  requests_.erase(r.id);
+}
+
+void Scheduler::insert_running(Request* r) {
+  auto pos = std::upper_bound(
+      running_.begin(), running_.end(), r,
+      [&](const Request* a, const Request* b) { return served_before(*a, *b, config_.policy); });
+  running_.insert(pos, r);
+}
+
+void Scheduler::remove_running(Request* r) {
+  auto it = std::find(running_.begin(), running_.end(), r);
+  FOLIO_CHECK(it != running_.end());
+  running_.erase(it);
+}
+
+SchedulerOutput Scheduler::schedule() {
+  FOLIO_CHECK(!plan_pending_, "schedule() called twice without update()");
+  SchedulerOutput out;
+  out.step = ++step_;
+  plan_pending_ = true;
+  std::int32_t budget = config_.max_num_batched_tokens;
+  schedule_running(out, budget);
+  if (out.preempted_ids.empty()) admit_waiting(out, budget);
+  for (const auto& s : out.requests) {
+    out.cow_copies.insert(out.cow_copies.end(), s.cow.begin(), s.cow.end());
+    out.total_tokens += s.num_tokens();
+  }
+  out.finished_ids = std::move(finished_since_plan_);
+  finished_since_plan_.clear();
+  return out;
+}
+
+void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
+  // Decodes first, then partial prefills; policy order within each.
+  std::vector<Request*> order;
+  order.reserve(running_.size());
+  for (Request* r : running_)
+    if (r->num_tokens() - r->num_computed_tokens == 1) order.push_back(r);
+  for (Request* r : running_)
+    if (r->num_tokens() - r->num_computed_tokens != 1) order.push_back(r);
+
+  for (Request* r : order) {
+    if (r->status != RequestStatus::kRunning) continue;  // preempted this step
+    if (budget == 0) break;
+    const std::int32_t remaining = r->num_tokens() - r->num_computed_tokens;
+    FOLIO_CHECK(remaining > 0, "running request with nothing to compute");
+    const std::int32_t num_new = std::min(remaining, budget);
+    while (true) {
+      auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new);
+      if (slots) {
+        add_scheduled(*r, num_new, std::move(*slots), out);
+        budget -= num_new;
+        break;
+      }
+      Request* victim = running_.back();
+      preempt(*victim, out, budget);
+      if (victim == r) break;
+    }
+  }
+}
+
+void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
+  std::int32_t seats = 0;
+  for (const Request* r : running_) seats += r->seats();
+  while (budget > 0 && !waiting_.empty()) {
+    Request* r = waiting_.front();
+    if (seats + r->seats() > config_.max_num_seqs) break;
+    FOLIO_CHECK(r->num_computed_tokens == 0);
+    // Look up all but the last token: at least one token must be computed
+    // to produce logits, and a hit never covers a block we would write.
+    auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
+    kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
+    const std::int32_t num_new = std::min(r->num_tokens() - hit.num_tokens, budget);
+    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
+    if (!slots) break;
+    if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
+    if (r->num_cached_tokens < 0) r->num_cached_tokens = hit.num_tokens;
+    r->num_computed_tokens = hit.num_tokens;
+    waiting_.pop_front();
+    transition(*r, RequestStatus::kRunning);
+    insert_running(r);
+    add_scheduled(*r, num_new, std::move(*slots), out);
+    budget -= num_new;
+    seats += r->seats();
+  }
+}
+
+void Scheduler::preempt(Request& r, SchedulerOutput& out, std::int32_t& budget) {
+  remove_running(&r);
+  auto planned = std::find_if(out.requests.begin(), out.requests.end(),
+                              [&](const ScheduledRequest& s) { return s.id == r.id; });
+  if (planned != out.requests.end()) {  // already served this step: take it back
+    budget += planned->num_tokens();
+    out.requests.erase(planned);
+  }
+  kv_.free(r.id);
+  r.num_computed_tokens = 0;
+  r.runner_has_table = false;
+  ++r.num_preemptions;
+  ++num_preemptions_;
+  transition(r, RequestStatus::kPreempted);
+  waiting_.push(&r);
+  out.preempted_ids.push_back(r.id);
+}
+
+void Scheduler::add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocation&& slots,
+                              SchedulerOutput& out) {
+  ScheduledRequest s;
+  s.id = r.id;
+  s.start_pos = r.num_computed_tokens;
+  auto first = r.tokens.begin() + s.start_pos;
+  s.tokens.assign(first, first + num_new);
+  if (r.runner_has_table) {
+    s.blocks_from = slots.blocks_from;
+    s.block_ids = std::move(slots.block_ids);
+  } else {  // first plan since admission, resumption or fork: send it all
+    s.blocks_from = 0;
+    s.block_ids = kv_.table(r.id)->blocks;
+    r.runner_has_table = true;
+  }
+  s.cow = std::move(slots.cow);
+  s.sample = s.start_pos + num_new == r.num_tokens();
+  s.num_samples = s.sample ? r.pending_samples() : 0;
+  out.requests.push_back(std::move(s));
+}
+
+}  // namespace folio::sched

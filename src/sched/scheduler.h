@@ -1,0 +1,97 @@
+// sched/scheduler.h: continuous batching under one token budget.
+//
+// schedule() builds a step plan in two passes over a budget of
+// max_num_batched_tokens tokens and max_num_seqs sequences:
+//
+//  1. running requests, decodes first (so a long prompt's chunks never stall
+//     them), then unfinished prefills, each in policy order; each advances
+//     by min(remaining, budget) tokens. When the KV pool cannot supply a
+//     request's blocks, the lowest-ranked running request (last in policy
+//     order: latest arrival, or lowest priority) is preempted by recompute,
+//     possibly the request itself.
+//  2. if nobody was preempted, waiting requests in policy order, while
+//     budget, seats and blocks last (strict order: the head blocks the rest).
+//     Their prefix-cache hits count as already computed tokens.
+//
+// update() commits the step: advances num_computed_tokens, caches newly
+// full blocks, appends sampled tokens, forks n > 1 requests at their first
+// sample, finishes requests (the caller's stop verdict, or max_tokens) and
+// frees their blocks at once. abort() frees blocks immediately.
+//
+// Pure integer logic: no model, no threads, no clocks (arrival times come
+// from the caller), so tests drive it step by step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "kv/kv_cache_manager.h"
+#include "sched/request.h"
+#include "sched/request_queue.h"
+#include "sched/scheduler_config.h"
+#include "sched/scheduler_output.h"
+
+namespace folio::sched {
+
+class Scheduler {
+ public:
+  // Throws folio::Error for limits that cannot work (non-positive values).
+  Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
+
+  // Queues a request and returns its id. Throws folio::Error, naming the
+  // limit, when it can never run: empty prompt, max_tokens < 1, n outside
+  // [1, max_num_seqs], prompt + max_tokens > max_model_len, or more KV
+  // blocks than the whole pool holds.
+  RequestId add_request(const RequestSpec& spec);
+  // Ends one sequence now (any live state) and frees its blocks; it is
+  // reported in the next plan's finished_ids. False if unknown/finished.
+  // Children of an n > 1 request are separate sequences.
+  bool abort(RequestId id) { return finish_request(id, FinishReason::kAbort); }
+  bool finish_request(RequestId id, FinishReason reason);
+
+  SchedulerOutput schedule();
+  std::vector<SequenceOutput> update(const SchedulerOutput& plan, const ModelRunnerOutput& result);
+
+  const SchedulerConfig& config() const { return config_; }
+  bool has_unfinished() const { return !requests_.empty(); }
+  std::int32_t num_waiting() const { return static_cast<std::int32_t>(waiting_.size()); }
+  std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
+  std::span<Request* const> running() const { return running_; }
+  const RequestQueue& waiting() const { return waiting_; }
+  const Request* find(RequestId id) const;
+  std::int64_t num_preemptions() const { return num_preemptions_; }
+  const kv::KvCacheManager& kv() const { return kv_; }
+  kv::KvCacheManager& kv() { return kv_; }
+
+ private:
+  void schedule_running(SchedulerOutput& out, std::int32_t& budget);
+  void admit_waiting(SchedulerOutput& out, std::int32_t& budget);
+  void preempt(Request& r, SchedulerOutput& out, std::int32_t& budget);
+  void add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocation&& slots,
+                     SchedulerOutput& out);
+  void commit_samples(Request& r, const RequestResult& result, std::vector<SequenceOutput>& outs);
+  void fork_child(Request& parent, std::int32_t k, const SampledToken& s,
+                  std::vector<SequenceOutput>& outs);
+  // Caller's verdict, else kLength once max_tokens outputs exist.
+  FinishReason finish_reason_for(const Request& r, FinishReason verdict) const;
+  void finish(Request& r, FinishReason reason);
+  void insert_running(Request* r);
+  void remove_running(Request* r);
+  Request* find_mut(RequestId id);
+
+  SchedulerConfig config_;
+  kv::KvCacheManager kv_;
+  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // live ones
+  RequestQueue waiting_;                                              // WAITING and PREEMPTED
+  std::vector<Request*> running_;                                     // RUNNING, in policy order
+  std::vector<RequestId> finished_since_plan_;
+  RequestId next_id_ = 1;
+  std::uint64_t step_ = 0;
+  bool plan_pending_ = false;
+  std::int64_t num_preemptions_ = 0;
+};
+
+}  // namespace folio::sched

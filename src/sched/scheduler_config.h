@@ -1,0 +1,28 @@
+// sched/scheduler_config.h: scheduler limits, named after vLLM's flags.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/request.h"
+
+namespace folio::sched {
+
+struct SchedulerConfig {
+  std::int32_t max_num_batched_tokens = 2048;  // token budget per step
+  std::int32_t max_num_seqs = 256;             // running sequences
+  std::int32_t max_model_len = 4096;           // prompt + max_tokens per request
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+};
+
+// What a caller submits; the scheduler assigns the id.
+struct RequestSpec {
+  std::vector<TokenId> prompt;
+  std::int32_t max_tokens = 16;
+  std::int32_t n = 1;
+  std::int32_t priority = 0;
+  double arrival_time = 0;
+  std::uint64_t cache_salt = 0;
+};
+
+}  // namespace folio::sched

@@ -1,0 +1,71 @@
+// sched/scheduler_output.h: the plain-data contract of one engine step.
+//
+//   SchedulerOutput plan = scheduler.schedule();   // what to compute
+//   ... runner: apply cow_copies, forward the scheduled tokens, sample ...
+//   ModelRunnerOutput result;                      // sampled tokens + stops
+//   scheduler.update(plan, result);                // commit
+//
+// Block tables travel as deltas: for each scheduled request the runner
+// truncates its copy of the table to `blocks_from` entries and appends
+// `block_ids`. A sequence's first plan after admission, resumption or a
+// fork always carries its whole table (blocks_from == 0). Requests in
+// `preempted_ids` / `finished_ids` drop their runner-side state.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kv/types.h"
+#include "sched/request.h"
+
+namespace folio::sched {
+
+struct ScheduledRequest {
+  RequestId id = 0;
+  std::int32_t start_pos = 0;    // == num_computed_tokens: first position computed
+  std::vector<TokenId> tokens;   // tokens at positions start_pos ...
+  std::int32_t blocks_from = 0;  // block-table delta (see above)
+  std::vector<kv::BlockId> block_ids;
+  std::vector<kv::CowCopy> cow;  // also gathered in SchedulerOutput::cow_copies
+  bool sample = false;           // logits of the last token wanted
+  std::int32_t num_samples = 0;  // tokens to draw when sampling (n before a fork)
+
+  std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
+};
+
+struct SchedulerOutput {
+  std::uint64_t step = 0;
+  std::vector<ScheduledRequest> requests;
+  std::vector<kv::CowCopy> cow_copies;   // run before the forward pass
+  std::vector<RequestId> preempted_ids;  // this step
+  std::vector<RequestId> finished_ids;   // since the previous plan (incl. aborts)
+  std::int32_t total_tokens = 0;
+};
+
+// One drawn token and the caller's verdict on it (EOS, stop token or
+// string, ...). The scheduler adds kLength by itself at max_tokens.
+struct SampledToken {
+  TokenId token = 0;
+  FinishReason finish = FinishReason::kNone;
+};
+
+struct RequestResult {
+  RequestId id = 0;
+  std::vector<SampledToken> samples;  // num_samples of the plan entry
+};
+
+struct ModelRunnerOutput {
+  std::vector<RequestResult> results;  // one per plan entry with sample == true
+};
+
+// What update() reports per sequence that got tokens or finished. Children
+// created by a fork appear here first, with their parent's id.
+struct SequenceOutput {
+  RequestId id = 0;
+  RequestId parent_id = 0;
+  std::int32_t sample_index = 0;
+  std::vector<TokenId> new_tokens;
+  FinishReason finish = FinishReason::kNone;
+};
+
+}  // namespace folio::sched
