@@ -1,10 +1,13 @@
 // bench/kernels_bench.cpp: matmul throughput per weight type at SmolLM2-135M
-// shapes (rows x cols = out x in: 576x576 attention, 1536x576 gate/up,
-// 576x1536 down, 49152x576 output head).
+// shapes (rows x cols = out x in: 576x576 q/o, 192x576 k/v, 1536x576
+// gate/up, 576x1536 down, 49152x576 output head).
 //
 //   matvec (n = 1): bytes_per_second counts weight bytes, to compare with the
 //                   memory bandwidth (decode streams every weight once);
-//   matmul (n = 512): GFLOP/s = 2 * rows * cols * n / time (prefill).
+//   matmul16 (n = 16, batched decode) and matmul512 (n = 512, prefill):
+//                   GFLOP/s = 2 * rows * cols * n / time.
+// With threads:1 the rates use CPU time (meaningful on a loaded machine);
+// with threads:2 they use wall time (the caller's CPU time would undercount).
 // k-quants need cols % 256 == 0, so for them 576 columns become 512.
 //
 // Run: build/<dir>/bench/kernels_bench [--benchmark_filter=Q4_1]
@@ -60,20 +63,25 @@ void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t co
 void register_all() {
   const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q8_0,
                               TensorType::Q4_K, TensorType::Q6_K, TensorType::F16};
-  const std::pair<std::size_t, std::size_t> shapes[] = {{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
+  const std::pair<std::size_t, std::size_t> shapes[] = {
+      {576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
   for (TensorType t : types) {
     const bool k = folio::quant::traits(t).block_elems == 256;
     const std::string name(folio::quant::traits(t).name);
     for (auto [rows, cols] : shapes) {
       const std::size_t c = k && cols % 256 != 0 ? 512 : cols;
       const std::string shape = std::to_string(rows) + "x" + std::to_string(c);
-      benchmark::RegisterBenchmark(("matvec/" + name + "/" + shape).c_str(),
-                                   [=](benchmark::State& st) { run(st, t, rows, c, 1); })
-          ->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
-      if (rows <= 1536) {
-        benchmark::RegisterBenchmark(("matmul512/" + name + "/" + shape).c_str(),
-                                     [=](benchmark::State& st) { run(st, t, rows, c, 512); })
-            ->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+      for (std::size_t n : {1, 16, 512}) {
+        if (n == 512 && rows > 1536) continue;
+        const std::string kind = n == 1 ? "matvec/" : "matmul" + std::to_string(n) + "/";
+        for (int threads : {1, 2}) {
+          auto* b = benchmark::RegisterBenchmark((kind + name + "/" + shape).c_str(),
+                                                 [=](benchmark::State& st) { run(st, t, rows, c, n); })
+                        ->Arg(threads)
+                        ->ArgName("threads");
+          if (threads > 1) b->UseRealTime();
+          if (n == 512) b->Unit(benchmark::kMillisecond);
+        }
       }
     }
   }

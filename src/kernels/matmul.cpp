@@ -8,6 +8,11 @@
 //      each run of kRowTile weight rows (kept in L1), calls the type's tile
 //      kernel for groups of kMaxTileCols activation rows, which unpacks each
 //      weight block once for the whole group.
+// Types with a panel kernel (cpu/gemm_avx2_panel.cpp) are repacked at prepare
+// time when AVX2 is active, and then run matmul_panels instead of step 3:
+// each thread owns a run of 8-row panels and walks X in the same chunks.
+// When the ISA is forced lower later (tests), the scalar tiles read the
+// untouched GGUF bytes (file_bytes()).
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -31,6 +36,10 @@ const cpu::GemmKernel* select_kernel(gguf::TensorType type) {
     if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type)) return k;
   }
   return cpu::scalar_gemm_kernel(type);
+}
+
+const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type) {
+  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type) : nullptr;
 }
 
 // Per-calling-thread scratch for quantized activations: grows to the largest
@@ -64,33 +73,78 @@ WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::u
   w.rows_ = rows;
   w.cols_ = cols;
   w.bytes_ = bytes;
+  w.file_bytes_ = bytes;
+  if (const cpu::PanelKernel* pk = active_panel_kernel(type)) {
+    const std::size_t size = cpu::panel_matrix_bytes(*pk, rows, cols);
+    std::shared_ptr<std::uint8_t[]> buf(new std::uint8_t[size]);
+    pk->repack(bytes.data(), rows, cols, buf.get());
+    w.bytes_ = {buf.get(), size};
+    w.owned_ = std::move(buf);
+  }
   return w;
 }
 
+namespace {
+
+// Converts X into the kernel's activation format (or returns X itself).
+const std::uint8_t* prepare_activations(cpu::QuantizeRowFn quantize, const float* x,
+                                        std::size_t n, std::size_t cols, std::size_t x_stride,
+                                        ThreadPool& pool) {
+  if (quantize == nullptr) return reinterpret_cast<const std::uint8_t*>(x);
+  std::vector<std::uint8_t>& buf = act_scratch();
+  if (buf.size() < n * x_stride) buf.resize(n * x_stride);
+  std::uint8_t* out = buf.data();
+  if (n == 1) {
+    quantize(x, cols, out);
+  } else {
+    pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) quantize(x + i * cols, cols, out + i * x_stride);
+    });
+  }
+  return out;
+}
+
+void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float* x,
+                   std::size_t n, float* y, ThreadPool& pool) {
+  const std::size_t rows = w.rows(), cols = w.cols();
+  const std::size_t x_stride = cpu::act_row_bytes(k.act, cols);
+  const std::uint8_t* xa = prepare_activations(k.quantize, x, n, cols, x_stride, pool);
+  const std::size_t panel_stride = cols / k.block_elems * k.group_bytes;
+  const std::size_t panels = (rows + cpu::kPanelRows - 1) / cpu::kPanelRows;
+  const std::uint8_t* wb = w.bytes().data();
+  pool.parallel_for(panels, [&](std::size_t pb, std::size_t pe, int) {
+    for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
+      const std::size_t c1 = std::min(n, c0 + kActChunk);
+      for (std::size_t p = pb; p < pe; ++p) {
+        const std::size_t r0 = p * cpu::kPanelRows;
+        const std::size_t nr = std::min(cpu::kPanelRows, rows - r0);
+        for (std::size_t c = c0; c < c1; c += cpu::kMaxTileCols) {
+          const std::size_t nc = std::min(cpu::kMaxTileCols, c1 - c);
+          k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc,
+                  y + c * rows + r0, rows, nr);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
 void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool) {
   if (n == 0) return;
+  if (w.repacked()) {
+    if (const cpu::PanelKernel* pk = active_panel_kernel(w.type())) {
+      matmul_panels(*pk, w, x, n, y, pool);
+      return;
+    }
+  }
   const cpu::GemmKernel* k = select_kernel(w.type());
   FOLIO_CHECK(k != nullptr, "prepared weight matrix without a kernel");
   const std::size_t rows = w.rows(), cols = w.cols();
-  const std::size_t w_stride = w.bytes().size() / rows;
+  const std::size_t w_stride = w.file_bytes().size() / rows;
   const std::size_t x_stride = cpu::act_row_bytes(k->act, cols);
-
-  const std::uint8_t* xa = reinterpret_cast<const std::uint8_t*>(x);
-  if (k->quantize != nullptr) {
-    std::vector<std::uint8_t>& buf = act_scratch();
-    if (buf.size() < n * x_stride) buf.resize(n * x_stride);
-    std::uint8_t* out = buf.data();
-    if (n == 1) {
-      k->quantize(x, cols, out);
-    } else {
-      pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) {
-        for (std::size_t i = b; i < e; ++i) k->quantize(x + i * cols, cols, out + i * x_stride);
-      });
-    }
-    xa = out;
-  }
-
-  const std::uint8_t* wb = w.bytes().data();
+  const std::uint8_t* xa = prepare_activations(k->quantize, x, n, cols, x_stride, pool);
+  const std::uint8_t* wb = w.file_bytes().data();
   pool.parallel_for_grain(rows, kRowTile, [&](std::size_t rb, std::size_t re, int) {
     for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
       const std::size_t c1 = std::min(n, c0 + kActChunk);

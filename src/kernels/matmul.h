@@ -33,12 +33,16 @@ class WeightMatrix {
   std::size_t rows() const { return rows_; }
   std::size_t cols() const { return cols_; }
   std::span<const std::uint8_t> bytes() const { return bytes_; }
+  // The GGUF-layout bytes prepare() was given (== bytes() unless repacked);
+  // the reference path, tests and the scalar fallback read these.
+  std::span<const std::uint8_t> file_bytes() const { return file_bytes_; }
   bool repacked() const { return owned_ != nullptr; }
 
  private:
   gguf::TensorType type_{};
   std::size_t rows_ = 0, cols_ = 0;
   std::span<const std::uint8_t> bytes_;  // the file's bytes or *owned_
+  std::span<const std::uint8_t> file_bytes_;
   std::shared_ptr<const std::uint8_t[]> owned_;
 };
 

@@ -77,7 +77,7 @@ struct Tolerance {
 
 Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::size_t n) {
   const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type());
-  const std::size_t rb = w.bytes().size() / rows;
+  const std::size_t rb = w.file_bytes().size() / rows;
   std::vector<float> wr(cols);
   std::vector<double> amax(x.size(), 0.0);  // max |x| of each element's block
   for (std::size_t b0 = 0; B != 0 && b0 < x.size(); b0 += B) {
@@ -88,7 +88,7 @@ Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::si
   }
   Tolerance tol{std::vector<double>(n * rows), std::vector<double>(n * rows)};
   for (std::size_t r = 0; r < rows; ++r) {
-    quant::dequantize_row(w.type(), w.bytes().subspan(r * rb, rb), wr);
+    quant::dequantize_row(w.type(), w.file_bytes().subspan(r * rb, rb), wr);
     for (std::size_t c = 0; c < n; ++c) {
       double eq = 0, mag = 0;
       for (std::size_t j = 0; j < cols; ++j) {
@@ -168,13 +168,19 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
 
 // Greedy decoding must not depend on the batch: row c of a batched product is
 // bit-identical to the product of that row alone, with any thread count.
+// n = 67 spans more than one activation chunk and a partial 4-row tile; 37
+// rows end in a partial 8-row panel for the repacked types.
 TEST(Matmul, BatchAndThreadInvariant) {
   ThreadPool pool1(1), pool2(2);
   std::mt19937 rng(99);
   for (TensorType t : kTypes) {
-    const std::size_t rows = 37, cols = col_sizes(t).back(), n = 7;
+    const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
     const auto bytes = testing::random_weights(t, rows, cols, rng);
     const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
+    const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q8_0;
+    if (panel_type && detected_isa() == Isa::kAvx2) {
+      EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
+    }
     const auto x = testing::random_activations(n * cols, rng);
     std::vector<float> batched(n * rows), single(rows), two(n * rows);
     matmul(w, x.data(), n, batched.data(), pool1);

@@ -60,6 +60,48 @@ std::size_t act_row_bytes(ActFormat act, std::size_t cols);
 const GemmKernel* scalar_gemm_kernel(gguf::TensorType type);
 const GemmKernel* avx2_gemm_kernel(gguf::TensorType type);
 
+// ---- panel kernels: weights repacked once at load ----------------------------
+//
+// A panel holds kPanelRows consecutive weight rows (the last panel of a matrix
+// is zero-padded), stored block by block: one "group" per block index holds
+// that block of all kPanelRows rows, scales first, then the quants
+// interleaved so one 32-byte load gives a few values of every row (layout in
+// gemm_avx2_panel.cpp). The panel kernel keeps one SIMD lane per weight row,
+// so no horizontal sums are needed and the weights are unpacked once per
+// kMaxTileCols activation rows.
+//
+// Batch invariance holds per lane: output (r, c) is accumulated in lane r of
+// activation row c's accumulator with the same operations in the same order
+// for every nc, nr, panel position and thread split.
+inline constexpr std::size_t kPanelRows = 8;
+
+// src: rows x cols weights in GGUF layout; dst: panel_count * blocks * group_bytes.
+using RepackFn = void (*)(const std::uint8_t* src, std::size_t rows, std::size_t cols,
+                          std::uint8_t* dst);
+
+// y[c * ldy + r] = dot(panel row r, activation row c) for r < nr, c < nc
+// (nr <= kPanelRows, nc <= kMaxTileCols).
+using PanelFn = void (*)(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+                         std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy,
+                         std::size_t nr);
+
+struct PanelKernel {
+  ActFormat act;
+  QuantizeRowFn quantize;
+  std::size_t block_elems;  // values per block along a row
+  std::size_t group_bytes;  // bytes of one block of all kPanelRows rows
+  RepackFn repack;
+  PanelFn panel;
+};
+
+// The AVX2 panel kernel of `type`, or nullptr when the type has none.
+const PanelKernel* avx2_panel_kernel(gguf::TensorType type);
+
+// Bytes of the repacked form of a rows x cols matrix.
+inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, std::size_t cols) {
+  return (rows + kPanelRows - 1) / kPanelRows * (cols / k.block_elems) * k.group_bytes;
+}
+
 // Activation quantizers (scalar); the AVX2 ones produce identical bytes.
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);

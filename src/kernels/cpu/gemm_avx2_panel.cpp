@@ -1,0 +1,244 @@
+// kernels/cpu/gemm_avx2_panel.cpp: repacked 8-row panels for the 32-value
+// block formats Q4_0, Q4_1 and Q8_0, and their AVX2 kernels (the fast path
+// for prefill GEMM and decode matvec; see "panel kernels" in gemm_kernel.h).
+//
+// Group layout (one 32-value block of 8 rows r = 0..7):
+//   scales  fp16 d of rows 0..7 (16 bytes), then for Q4_1 fp16 m of rows 0..7
+//   quants  chunks t = 0..Q/4-1 of 32 bytes (Q = quant bytes per block):
+//           bytes 4r..4r+3 of chunk t = row r's qs[4t..4t+3]
+// Same size as the GGUF bytes. For Q4 formats, the low nibbles of chunk t are
+// elements 4t..4t+3 of every row and the high nibbles elements 16+4t..; for
+// Q8_0 chunk t holds elements 4t..4t+3. A 4-byte broadcast of the matching
+// activation values then lines up with every row, and maddubs + madd leave
+// row r's partial dot in int32 lane r.
+//
+// Per block and lane (weight row r, activation row c), in this order:
+//   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
+// (Q4_0: m_r = -8 d_r; Q8_0: no m term), isum exact in int32.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/avx2_util.h"
+#include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_kernel.h"
+
+namespace folio::kernels::cpu {
+
+namespace {
+
+// Q4_0: d + 16 nibble bytes; Q4_1: d, m + 16; Q8_0: d + 32 bytes.
+template <int kScales, int kQuantBytes>
+struct Legacy {
+  static constexpr std::size_t kBlockBytes = 2 * kScales + kQuantBytes;
+  static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
+  static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
+};
+using FmtQ4_0 = Legacy<1, 16>;
+using FmtQ4_1 = Legacy<2, 16>;
+using FmtQ8_0 = Legacy<1, 32>;
+
+template <class Fmt>
+void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
+  constexpr int kScales = Fmt::kScaleBytes / (2 * kPanelRows);
+  constexpr std::size_t kChunks = (Fmt::kBlockBytes - 2 * kScales) / 4;
+  const std::size_t nb = cols / 32, row_bytes = nb * Fmt::kBlockBytes;
+  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);  // padding rows: d = m = 0, q = 0
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
+    for (std::size_t i = 0; i < nb; ++i) {
+      const std::uint8_t* b = src + r * row_bytes + i * Fmt::kBlockBytes;
+      std::uint8_t* g = dst + (p * nb + i) * Fmt::kGroupBytes;
+      for (int s = 0; s < kScales; ++s) std::memcpy(g + 16 * s + 2 * lane, b + 2 * s, 2);
+      const std::uint8_t* qs = b + 2 * kScales;
+      for (std::size_t t = 0; t < kChunks; ++t) {
+        std::memcpy(g + Fmt::kScaleBytes + 32 * t + 4 * lane, qs + 4 * t, 4);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+FOLIO_AVX2_BEGIN
+namespace avx2 {
+
+namespace {
+
+__m256i bcast4(const std::int8_t* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+__m256i load32(const std::uint8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+__m256 load_fp16x8(const std::uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, std::size_t nr) {
+  for (std::size_t c = 0; c < nc; ++c) {
+    if (nr == kPanelRows) {
+      _mm256_storeu_ps(y + c * ldy, acc[c]);
+    } else {
+      alignas(32) float tmp[kPanelRows];
+      _mm256_store_ps(tmp, acc[c]);
+      std::memcpy(y + c * ldy, tmp, nr * sizeof(float));
+    }
+  }
+}
+
+// Chunk t of a Q4 group against NC activation rows: low nibbles are elements
+// 4t.., high nibbles 16+4t.. of every row.
+template <int NC>
+inline void q4_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, std::size_t i,
+                    __m256i* s16) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i raw = load32(q + 32 * t);
+  const __m256i lo = _mm256_and_si256(raw, m4);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+  for (int c = 0; c < NC; ++c) {
+    const std::int8_t* xq = xb[c][i].qs;
+    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(lo, bcast4(xq + 4 * t)));
+    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(hi, bcast4(xq + 16 + 4 * t)));
+  }
+}
+
+// Q4_0 / Q4_1: the int16 sums of 8 maddubs (|pair| <= 2*15*128) stay below
+// 30720, so they add in int16 and need one madd per block and activation row.
+template <bool kHasMin, int NC>
+void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+              std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
+  const __m256i ones = _mm256_set1_epi16(1);
+  const std::size_t nb = cols / 32;
+  const ActQ8Block* xb[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
+    const std::uint8_t* q = g + Fmt::kScaleBytes;
+    __m256i s16[NC];
+    for (int c = 0; c < NC; ++c) s16[c] = _mm256_setzero_si256();
+    // Wide tiles are not unrolled: unrolled, GCC regroups the int16 adds into
+    // trees and spills most products to the stack.
+    if constexpr (NC <= 2) {
+      for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xb, i, s16);
+    } else {
+#pragma GCC unroll 1
+      for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xb, i, s16);
+    }
+    const __m256 d = load_fp16x8(g);
+    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+    for (int c = 0; c < NC; ++c) {
+      const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16[c], ones));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
+      acc[c] = _mm256_fmadd_ps(f, scale, acc[c]);
+      acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
+    }
+  }
+  store_rows(acc, NC, y, ldy, nr);
+}
+
+template <int NC>
+inline void q8_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, std::size_t i,
+                    __m256i* s32) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i w = load32(q + 32 * t);
+  const __m256i aw = _mm256_sign_epi8(w, w);
+  for (int c = 0; c < NC; ++c) {
+    const __m256i xs = _mm256_sign_epi8(bcast4(xb[c][i].qs + 4 * t), w);
+    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), ones));
+  }
+}
+
+// Q8_0: signed weights, so maddubs gets |w| and the activation with w's sign;
+// pair sums reach 2*128*127, so every maddubs is widened by its own madd.
+template <int NC>
+void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+              std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  const std::size_t nb = cols / 32;
+  const ActQ8Block* xb[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
+    const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
+    __m256i s32[NC];
+    for (int c = 0; c < NC; ++c) s32[c] = _mm256_setzero_si256();
+    if constexpr (NC <= 2) {  // see panel_q4 about unrolling
+      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xb, i, s32);
+    } else {
+#pragma GCC unroll 1
+      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xb, i, s32);
+    }
+    const __m256 d = load_fp16x8(g);
+    for (int c = 0; c < NC; ++c) {
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), scale, acc[c]);
+    }
+  }
+  store_rows(acc, NC, y, ldy, nr);
+}
+
+template <template <int> class K>
+void dispatch_nc(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+                 std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy,
+                 std::size_t nr) {
+  switch (nc) {
+    case 1: K<1>::run(panel, cols, x, x_stride, y, ldy, nr); break;
+    case 2: K<2>::run(panel, cols, x, x_stride, y, ldy, nr); break;
+    case 3: K<3>::run(panel, cols, x, x_stride, y, ldy, nr); break;
+    default: K<4>::run(panel, cols, x, x_stride, y, ldy, nr); break;
+  }
+}
+
+template <int NC>
+struct Q4_0K {
+  static constexpr auto run = panel_q4<false, NC>;
+};
+template <int NC>
+struct Q4_1K {
+  static constexpr auto run = panel_q4<true, NC>;
+};
+template <int NC>
+struct Q8_0K {
+  static constexpr auto run = panel_q8<NC>;
+};
+
+}  // namespace
+
+}  // namespace avx2
+FOLIO_AVX2_END
+
+const PanelKernel* avx2_panel_kernel(gguf::TensorType type) {
+  using gguf::TensorType;
+  static const PanelKernel q4_0{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
+                                FmtQ4_0::kGroupBytes, repack<FmtQ4_0>,
+                                avx2::dispatch_nc<avx2::Q4_0K>};
+  static const PanelKernel q4_1{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
+                                FmtQ4_1::kGroupBytes, repack<FmtQ4_1>,
+                                avx2::dispatch_nc<avx2::Q4_1K>};
+  static const PanelKernel q8_0{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
+                                FmtQ8_0::kGroupBytes, repack<FmtQ8_0>,
+                                avx2::dispatch_nc<avx2::Q8_0K>};
+  switch (type) {
+    case TensorType::Q4_0: return &q4_0;
+    case TensorType::Q4_1: return &q4_1;
+    case TensorType::Q8_0: return &q8_0;
+    default: return nullptr;
+  }
+}
+
+}  // namespace folio::kernels::cpu
