@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# bench/llama_cpp.sh -- fetch and build the reference llama.cpp that folio benchmarks against.
+#
+# llama.cpp is never committed: PyPI is the only package source reachable from the project's
+# machines, and the llama-cpp-python sdist vendors a complete llama.cpp checkout (with its git
+# metadata), so we download that sdist, unpack it under bench/.work/ (git-ignored) and build
+# only the command-line tools with CMake + Ninja.
+#
+# Idempotent: every stage is skipped when its output already exists. Delete bench/.work/ to
+# start over. Progress goes to stderr; the last line on stdout is the build's bin/ directory.
+#
+# Environment knobs:
+#   LLAMA_CPP_PYTHON_VERSION  sdist version to fetch (default: the pinned one below)
+#   JOBS                      ninja parallelism (default 2; the machine is shared)
+#   LLAMA_CPP_EXTRA           0 skips llama-server and llama-cli (default 1)
+#   PIP                       pip to use (default: the project venv's pip, else pip3)
+set -euo pipefail
+
+# Pinned: llama-cpp-python 0.3.36 vendors llama.cpp 0c1e57098bba (2026-10-01). Bump deliberately
+# and re-record the reference numbers in docs/PERFORMANCE.md when changing it.
+VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
+JOBS="${JOBS:-2}"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK="$ROOT/bench/.work"
+SDIST_DIR="$WORK/sdist"
+SRC_PARENT="$WORK/llama_cpp_python-$VERSION"
+SRC="$SRC_PARENT/vendor/llama.cpp"
+BUILD="$WORK/llama.cpp-build"
+# Built in two rounds so the benchmark tools are usable before the slow server/CLI finish.
+CORE_TARGETS=(llama-bench llama-batched-bench llama-quantize)
+EXTRA_TARGETS=(llama-server llama-cli)
+[[ "${LLAMA_CPP_EXTRA:-1}" == 0 ]] && EXTRA_TARGETS=()
+
+log() { printf '[llama_cpp.sh] %s\n' "$*" >&2; }
+
+pick_pip() {
+    if [[ -n "${PIP:-}" ]]; then echo "$PIP"
+    elif [[ -x "$ROOT/.venv/bin/pip" ]]; then echo "$ROOT/.venv/bin/pip"
+    else echo pip3
+    fi
+}
+
+fetch() {
+    local tarball="$SDIST_DIR/llama_cpp_python-$VERSION.tar.gz"
+    if [[ -f "$tarball" ]]; then
+        log "sdist present: $tarball"
+    else
+        log "downloading llama-cpp-python==$VERSION sdist from PyPI (~75 MB) ..."
+        mkdir -p "$SDIST_DIR"
+        "$(pick_pip)" download --quiet --no-deps --no-binary :all: \
+            "llama-cpp-python==$VERSION" -d "$SDIST_DIR"
+    fi
+    if [[ -f "$SRC/CMakeLists.txt" ]]; then
+        log "sources present: $SRC"
+    else
+        log "unpacking sdist ..."
+        tar -xzf "$tarball" -C "$WORK"
+    fi
+}
+
+record_version() {
+    # The sdist keeps the submodule's git dir, so git can name the exact commit.
+    local commit date subject
+    commit="$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)"
+    date="$(git -C "$SRC" log -1 --format=%cI 2>/dev/null || echo unknown)"
+    subject="$(git -C "$SRC" log -1 --format=%s 2>/dev/null || echo unknown)"
+    mkdir -p "$BUILD"
+    {
+        echo "llama-cpp-python $VERSION"
+        echo "llama.cpp commit $commit"
+        echo "llama.cpp commit date $date"
+        echo "llama.cpp commit subject $subject"
+        echo "compiler $(${CXX:-c++} --version | head -n1)"
+        echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+    } >"$BUILD/VERSION.txt"
+    log "llama.cpp commit $commit ($date)"
+}
+
+configure() {
+    if [[ -f "$BUILD/build.ninja" ]]; then
+        log "already configured: $BUILD"
+        return
+    fi
+    log "configuring (Release, GGML_NATIVE=ON, static, no network features) ..."
+    # LLAMA_CURL is deprecated upstream (HTTPS now goes through LLAMA_OPENSSL); both off since
+    # nothing is downloaded at run time. The server's prebuilt web UI would be fetched from a
+    # hub at build time, so it is disabled too.
+    cmake -S "$SRC" -B "$BUILD" -G Ninja \
+        -DCMAKE_BUILD_TYPE=Release \
+        -DBUILD_SHARED_LIBS=OFF \
+        -DGGML_NATIVE=ON \
+        -DLLAMA_CURL=OFF \
+        -DLLAMA_OPENSSL=OFF \
+        -DLLAMA_BUILD_TESTS=OFF \
+        -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DLLAMA_BUILD_TOOLS=ON \
+        -DLLAMA_BUILD_SERVER=ON \
+        -DLLAMA_BUILD_UI=OFF \
+        -DLLAMA_USE_PREBUILT_UI=OFF \
+        >"$BUILD.configure.log" 2>&1 || { tail -n 40 "$BUILD.configure.log" >&2; exit 1; }
+}
+
+build() {
+    local missing=()
+    for t in "$@"; do
+        [[ -x "$BUILD/bin/$t" ]] || missing+=("$t")
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        log "already built: $*"
+        return
+    fi
+    log "building ${missing[*]} with ninja -j$JOBS at nice 10 (tens of minutes on 2 cores) ..."
+    nice -n 10 ninja -C "$BUILD" -j "$JOBS" "${missing[@]}"
+}
+
+main() {
+    mkdir -p "$WORK"
+    fetch
+    configure
+    record_version
+    build "${CORE_TARGETS[@]}"
+    [[ ${#EXTRA_TARGETS[@]} -eq 0 ]] || build "${EXTRA_TARGETS[@]}"
+    log "done; binaries in $BUILD/bin"
+    cat "$BUILD/VERSION.txt" >&2
+    echo "$BUILD/bin"
+}
+
+main "$@"
