@@ -1,27 +1,310 @@
-// `folio info MODEL`: what a GGUF file holds (first cut: metadata and tensors).
+// `folio info [MODEL]`: what a GGUF file holds and what serving it would cost.
+//
+// One JSON report is computed (architecture, tokenizer, tensor types,
+// parameter and weight totals, KV-cache sizes); `--json` prints it, otherwise
+// it is rendered as text. KV bytes per token = sum over layers of
+// n_head_kv * (head_dim_k + head_dim_v) elements (K and V), times the element
+// size of the cache dtype: f16 2 bytes, int8 1, int4 0.5. Quantized caches
+// also store per-block scales, which are extra and not counted here.
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "base/error.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
+#include "model/config.h"
 
 namespace folio::cli {
 
-Command register_info(CLI::App& app) {
-  auto* sub = app.add_subcommand("info", "Describe a GGUF model file");
-  auto model = std::make_shared<std::string>();
-  sub->add_option("model", *model, "GGUF file (default: the default model)");
-  sub->add_option("-m,--model", *model, "GGUF file (same as the positional argument)");
-  return {sub, [model]() {
-    const auto f = gguf::GgufFile::open(resolve_model_path(*model));
-    std::printf("file: %s (GGUF v%u, %llu bytes)\n", f.source().c_str(), f.version(),
-                static_cast<unsigned long long>(f.file_size()));
-    for (const auto& e : f.metadata()) {
-      std::printf("  %.*s = %s\n", static_cast<int>(e.key.size()), e.key.data(),
-                  e.value.to_string().c_str());
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct InfoArgs {
+  std::string model;
+  std::uint64_t max_model_len = 0;  // 0: the model's context length
+  std::uint64_t num_seqs = 1;
+  bool json = false;
+  bool metadata = false;
+};
+
+// KV cache dtypes: name, bytes per element as a fraction num/den, and whether scales are extra.
+struct KvDtype {
+  const char* name;
+  std::uint64_t num, den;
+  bool scales_extra;
+};
+constexpr KvDtype kKvDtypes[] = {{"f16", 2, 1, false}, {"int8", 1, 1, true}, {"int4", 1, 2, true}};
+
+std::uint64_t kv_bytes(std::uint64_t elements, const KvDtype& d) {
+  return (elements * d.num + d.den - 1) / d.den;  // elements < 2^60 here (checked by the caller)
+}
+
+std::string human(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, kUnits[u]);
+  return buf;
+}
+
+// A metadata value as JSON; long arrays are summarised (a vocabulary has 10^5 entries).
+Json value_json(const gguf::Value& v) {
+  using VT = gguf::ValueType;
+  switch (v.type()) {
+    case VT::ARRAY: {
+      const auto& items = v.as_array("value");
+      if (items.size() > 16) {
+        return Json{{"array_of", gguf::value_type_name(v.elem_type())}, {"length", items.size()}};
+      }
+      Json out = Json::array();
+      for (const auto& item : items) out.push_back(value_json(item));
+      return out;
     }
-    std::printf("tensors: %zu\n", f.tensors().size());
+    case VT::STRING: return std::string(v.as_string("value"));
+    case VT::BOOL: return v.as_bool("value");
+    case VT::FLOAT32: case VT::FLOAT64: return v.as_float("value");
+    case VT::UINT64: return v.as_uint("value");
+    default: return v.as_int("value");
+  }
+}
+
+Json model_json(const model::ModelConfig& c) {
+  Json m = {{"architecture", c.arch}, {"name", c.name}, {"block_count", c.n_layer},
+            {"embedding_length", c.n_embd}, {"feed_forward_length", c.n_ff},
+            {"context_length", c.n_ctx_train}, {"vocab_size", c.n_vocab},
+            {"head_count", c.n_head}, {"head_count_kv", c.n_head_kv},
+            {"head_dim_k", c.head_dim_k}, {"head_dim_v", c.head_dim_v},
+            {"rope", {{"freq_base", c.rope_freq_base}, {"dimension_count", c.n_rot},
+                      {"scaling", {{"type", c.rope_scaling.type}, {"factor", c.rope_scaling.factor},
+                                   {"original_context_length", c.rope_scaling.original_context}}}}},
+            {"norm", c.norm_is_rms ? "rms" : "layer"}, {"norm_eps", c.norm_eps},
+            {"sliding_window", c.sliding_window}, {"sliding_window_pattern", c.sliding_window_pattern},
+            {"sliding_layers", c.n_sliding_layers()}};
+  const bool uniform = std::all_of(c.layers.begin(), c.layers.end(), [&](const model::LayerConfig& l) {
+    return l.n_head == c.n_head && l.n_head_kv == c.n_head_kv && l.n_ff == c.n_ff;
+  });
+  if (!uniform) {
+    Json layers = Json::array();
+    for (const auto& l : c.layers) {
+      layers.push_back({{"head_count", l.n_head}, {"head_count_kv", l.n_head_kv}, {"feed_forward_length", l.n_ff}});
+    }
+    m["layers"] = layers;
+  }
+  return m;
+}
+
+Json tokenizer_json(const gguf::GgufFile& f) {
+  const auto* tokens = f.get_array("tokenizer.ggml.tokens");
+  Json t = {{"model", std::string(f.get_string("tokenizer.ggml.model").value_or(""))},
+            {"pre", std::string(f.get_string("tokenizer.ggml.pre").value_or(""))},
+            {"vocab_size", tokens ? tokens->size() : 0}};
+  // llama.cpp's key names ("seperator" is spelt so in the format).
+  static constexpr std::pair<const char*, const char*> kSpecial[] = {
+      {"bos", "bos"}, {"eos", "eos"}, {"eot", "eot"}, {"unk", "unknown"}, {"pad", "padding"},
+      {"sep", "seperator"}};
+  Json special = Json::object();
+  for (const auto& [name, key] : kSpecial) {
+    if (auto id = f.get_uint(std::string("tokenizer.ggml.") + key + "_token_id")) special[name] = *id;
+  }
+  t["special"] = special;
+  if (auto b = f.get_bool("tokenizer.ggml.add_bos_token")) t["add_bos"] = *b;
+  return t;
+}
+
+Json tensors_json(const gguf::GgufFile& f) {
+  std::uint64_t params = 0, bytes = 0;
+  std::map<std::string, Json> by_type;
+  for (const auto& t : f.tensors()) {
+    params += t.n_elements;
+    bytes += t.n_bytes;
+    Json& e = by_type[std::string(gguf::tensor_type_name(t.type))];
+    if (e.is_null()) e = {{"count", 0}, {"parameters", 0}, {"bytes", 0}};
+    e["count"] = e["count"].get<std::uint64_t>() + 1;
+    e["parameters"] = e["parameters"].get<std::uint64_t>() + t.n_elements;
+    e["bytes"] = e["bytes"].get<std::uint64_t>() + t.n_bytes;
+  }
+  Json types = Json::object();
+  for (auto& [name, e] : by_type) types[name] = e;
+  return {{"count", f.tensors().size()}, {"parameters", params}, {"weight_bytes", bytes},
+          {"bits_per_weight", params ? 8.0 * static_cast<double>(bytes) / static_cast<double>(params) : 0.0},
+          {"types", types}};
+}
+
+Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
+  const std::uint64_t len = a.max_model_len ? a.max_model_len : c.n_ctx_train;
+  const std::uint64_t per_token = c.kv_elements_per_token();
+  // Flag ranges keep len * num_seqs * per_token below 2^31 * 2^16 * 2^49: checked anyway.
+  std::uint64_t full = 0, windowed = 0;
+  if (__builtin_mul_overflow(per_token, len, &full) || __builtin_mul_overflow(full, a.num_seqs, &full) ||
+      __builtin_mul_overflow(c.kv_elements_for(len), a.num_seqs, &windowed) || full >= (1ull << 60)) {
+    throw Error("the KV cache for --max-model-len " + std::to_string(len) + " x --num-seqs " +
+                std::to_string(a.num_seqs) + " is too large to compute");
+  }
+  Json per = Json::object(), total = Json::object(), win = Json::object(), scales = Json::object();
+  for (const KvDtype& d : kKvDtypes) {
+    per[d.name] = kv_bytes(per_token, d);
+    total[d.name] = kv_bytes(full, d);
+    win[d.name] = kv_bytes(windowed, d);
+    scales[d.name] = d.scales_extra;
+  }
+  Json kv = {{"elements_per_token", per_token}, {"bytes_per_token", per}, {"scales_extra", scales},
+             {"max_model_len", len}, {"num_seqs", a.num_seqs}, {"full_bytes", total}};
+  if (c.n_sliding_layers() > 0) {
+    // Once a sequence is longer than the window, only the global layers grow.
+    std::uint64_t global = 0;
+    for (const auto& l : c.layers) {
+      if (!l.sliding) global += std::uint64_t{l.n_head_kv} * (std::uint64_t{c.head_dim_k} + c.head_dim_v);
+    }
+    Json beyond = Json::object();
+    for (const KvDtype& d : kKvDtypes) beyond[d.name] = kv_bytes(global, d);
+    kv["bytes_per_token_beyond_window"] = beyond;
+    kv["windowed_bytes"] = win;
+  }
+  return kv;
+}
+
+Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
+  Json r = {{"file", {{"path", f.source()}, {"version", f.version()}, {"size_bytes", f.file_size()},
+                      {"alignment", f.alignment()}}}};
+  try {
+    const model::ModelConfig c = model::from_gguf(f);
+    r["model"] = model_json(c);
+    r["tokenizer"] = tokenizer_json(f);
+    r["tensors"] = tensors_json(f);
+    r["kv_cache"] = kv_json(c, a);
+  } catch (const Error& e) {
+    // Still describe the file; say why there is no model config.
+    r["model_error"] = e.what();
+    r["tokenizer"] = tokenizer_json(f);
+    r["tensors"] = tensors_json(f);
+  }
+  if (a.metadata) {
+    Json md = Json::object();
+    for (const auto& e : f.metadata()) md[std::string(e.key)] = value_json(e.value);
+    r["metadata"] = md;
+  }
+  return r;
+}
+
+// "f16 23040 B | int8 11520 B + scales | ..." for one json object of byte counts.
+std::string kv_line(const Json& bytes, const Json& scales, bool exact) {
+  std::string out;
+  for (const KvDtype& d : kKvDtypes) {
+    const auto b = bytes[d.name].get<std::uint64_t>();
+    if (!out.empty()) out += " | ";
+    out += std::string(d.name) + " " + (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
+    if (scales[d.name].get<bool>()) out += " + scales";
+  }
+  return out;
+}
+
+void print_model(const Json& m) {
+  std::printf("model:      %s \"%s\"\n", m["architecture"].get<std::string>().c_str(),
+              m["name"].get<std::string>().c_str());
+  std::printf("  layers %u, embedding %u, feed-forward %u, context %llu, vocab %u\n",
+              m["block_count"].get<unsigned>(), m["embedding_length"].get<unsigned>(),
+              m["feed_forward_length"].get<unsigned>(), m["context_length"].get<unsigned long long>(),
+              m["vocab_size"].get<unsigned>());
+  std::printf("  attention: %u heads, %u KV heads, head dim %u (K) / %u (V)%s\n",
+              m["head_count"].get<unsigned>(), m["head_count_kv"].get<unsigned>(),
+              m["head_dim_k"].get<unsigned>(), m["head_dim_v"].get<unsigned>(),
+              m.contains("layers") ? " (layer 0; varies by layer)" : "");
+  const Json& rope = m["rope"];
+  std::printf("  rope: base %g, %u dims, scaling %s (factor %g)\n", rope["freq_base"].get<double>(),
+              rope["dimension_count"].get<unsigned>(), rope["scaling"]["type"].get<std::string>().c_str(),
+              rope["scaling"]["factor"].get<double>());
+  std::printf("  norm: %s, eps %g\n", m["norm"].get<std::string>() == "rms" ? "RMS" : "LayerNorm",
+              m["norm_eps"].get<double>());
+  if (m["sliding_window"].get<unsigned>() != 0) {
+    std::printf("  sliding window: %u tokens on %u of %u layers", m["sliding_window"].get<unsigned>(),
+                m["sliding_layers"].get<unsigned>(), m["block_count"].get<unsigned>());
+    const unsigned pattern = m["sliding_window_pattern"].get<unsigned>();
+    if (pattern != 0) std::printf(" (every %u%s layer is global)", pattern, pattern == 2 ? "nd" : "th");
+    std::printf("\n");
+  }
+}
+
+void print_text(const Json& r) {
+  const Json& file = r["file"];
+  std::printf("file:       %s (GGUF v%u, %s, alignment %llu)\n", file["path"].get<std::string>().c_str(),
+              file["version"].get<unsigned>(), human(file["size_bytes"].get<double>()).c_str(),
+              file["alignment"].get<unsigned long long>());
+  if (r.contains("model")) print_model(r["model"]);
+  if (r.contains("model_error")) std::printf("model:      (no config: %s)\n", r["model_error"].get<std::string>().c_str());
+
+  const Json& tok = r["tokenizer"];
+  std::string special;
+  for (const auto& [name, id] : tok["special"].items()) special += " " + name + " " + id.dump();
+  std::printf("tokenizer:  %s (pre \"%s\"), %llu tokens;%s\n", tok["model"].get<std::string>().c_str(),
+              tok["pre"].get<std::string>().c_str(), tok["vocab_size"].get<unsigned long long>(), special.c_str());
+
+  const Json& t = r["tensors"];
+  std::printf("tensors:    %llu, %llu parameters, %s of weights (%.2f bits/weight)\n",
+              t["count"].get<unsigned long long>(), t["parameters"].get<unsigned long long>(),
+              human(t["weight_bytes"].get<double>()).c_str(), t["bits_per_weight"].get<double>());
+  std::printf("  %-8s %6s %14s %12s\n", "type", "count", "parameters", "bytes");
+  for (const auto& [name, e] : t["types"].items()) {
+    std::printf("  %-8s %6llu %14llu %12s\n", name.c_str(), e["count"].get<unsigned long long>(),
+                e["parameters"].get<unsigned long long>(), human(e["bytes"].get<double>()).c_str());
+  }
+
+  if (r.contains("kv_cache")) {
+    const Json& kv = r["kv_cache"];
+    std::printf("KV cache (K+V, all layers):\n  per token: %s\n",
+                kv_line(kv["bytes_per_token"], kv["scales_extra"], true).c_str());
+    const auto seqs = kv["num_seqs"].get<unsigned long long>();
+    std::printf("  %llu tokens x %llu seq%s: %s\n", kv["max_model_len"].get<unsigned long long>(), seqs,
+                seqs == 1 ? "" : "s", kv_line(kv["full_bytes"], kv["scales_extra"], false).c_str());
+    if (kv.contains("windowed_bytes")) {
+      std::printf("  with the sliding window capping local layers: %s\n",
+                  kv_line(kv["windowed_bytes"], kv["scales_extra"], false).c_str());
+      std::printf("  per token beyond the window (global layers only): %s\n",
+                  kv_line(kv["bytes_per_token_beyond_window"], kv["scales_extra"], true).c_str());
+    }
+  }
+}
+
+}  // namespace
+
+Command register_info(CLI::App& app) {
+  auto* sub = app.add_subcommand("info", "Describe a GGUF model file and what serving it needs");
+  auto a = std::make_shared<InfoArgs>();
+  sub->add_option("model", a->model, "GGUF file (default: the default model)");
+  sub->add_option("-m,--model", a->model, "GGUF file (same as the positional argument)");
+  sub->add_option("--max-model-len", a->max_model_len,
+                  "tokens per sequence for the KV-cache estimate (default: the model's context length)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 31));
+  sub->add_option("--num-seqs", a->num_seqs, "concurrent sequences for the KV-cache estimate (default 1)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
+  sub->add_flag("--json", a->json, "print the report as one JSON object");
+  sub->add_flag("--metadata", a->metadata, "also list every metadata key");
+  return {sub, [a]() {
+    const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
+    const Json report = build_report(f, *a);
+    if (a->json) {
+      // Strings from the file may not be valid UTF-8: replace bad bytes rather than fail.
+      std::printf("%s\n", report.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+      return 0;
+    }
+    print_text(report);
+    if (a->metadata) {
+      // Text keeps the reader's own rendering (abbreviated arrays, escaped newlines).
+      std::printf("metadata:\n");
+      for (const auto& e : f.metadata()) {
+        std::printf("  %.*s = %s\n", static_cast<int>(e.key.size()), e.key.data(), e.value.to_string().c_str());
+      }
+    }
     return 0;
   }};
 }

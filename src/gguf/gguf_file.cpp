@@ -276,6 +276,12 @@ void GgufFile::parse_all() {
   // The data section starts at the next multiple of the alignment.
   const std::uint64_t end_of_infos = cur.pos();
   data_offset_ = (end_of_infos + alignment_ - 1) / alignment_ * alignment_;
+  if (!tensors_.empty() && data_offset_ > bytes_.size()) {
+    // Without this, even a zero-byte tensor would view memory past the end.
+    throw Error("malformed GGUF file '" + source_ + "': the data section starts at byte " +
+                std::to_string(data_offset_) + ", beyond the end of the file (" +
+                std::to_string(bytes_.size()) + " bytes); the file may be truncated");
+  }
   const std::uint64_t data_size = data_offset_ <= bytes_.size() ? bytes_.size() - data_offset_ : 0;
 
   for (TensorInfo& t : tensors_) {

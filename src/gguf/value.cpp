@@ -1,5 +1,6 @@
 #include "gguf/value.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -87,8 +88,13 @@ std::string Value::to_string(std::size_t max_items) const {
   if (const auto* u = std::get_if<std::uint64_t>(&v_)) return std::to_string(*u);
   if (const auto* i = std::get_if<std::int64_t>(&v_)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v_)) {
-    std::string s = std::to_string(*d);
-    return s;
+    // Shortest text that reads back to the same value, in the stored width
+    // (std::to_string's fixed 6 decimals would print 1e-7 as "0.000000").
+    char buf[64];
+    const auto r = type_ == ValueType::FLOAT32
+                       ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(*d))
+                       : std::to_chars(buf, buf + sizeof buf, *d);
+    return std::string(buf, r.ptr);
   }
   if (const auto* b = std::get_if<bool>(&v_)) return *b ? "true" : "false";
   if (const auto* s = std::get_if<std::string_view>(&v_)) {

@@ -1,0 +1,178 @@
+"""`folio info --json` on the real models, checked against figures computed here
+independently with the `gguf` package's GGUFReader.
+
+Run: FOLIO_BIN=build/release/folio .venv/bin/python -m pytest tests/python/test_info.py
+The models come from scripts/setup; a missing one is a failure, not a skip.
+"""
+import collections
+import functools
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+from gguf import GGUFReader
+
+ROOT = pathlib.Path(os.environ.get("FOLIO_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+FOLIO = os.environ.get("FOLIO_BIN", "/work/main/build/release/folio")
+MODELS = {
+    "smollm2": ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "gemma3": ROOT / "models" / "gemma-3-270m-q4_k_m.gguf",
+}
+
+
+def model(name):
+    path = MODELS[name]
+    assert path.exists(), f"{path} is missing: run scripts/setup to download the test models"
+    return path
+
+
+def folio_info(path, *args):
+    out = subprocess.run([FOLIO, "info", str(path), *args], check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def folio_json(path, *args):
+    return json.loads(folio_info(path, "--json", *args))
+
+
+@functools.lru_cache(maxsize=None)
+def reference(path):
+    return Reference(path)
+
+
+class Reference:
+    """What the file says, read with gguf-py (not with folio)."""
+
+    def __init__(self, path):
+        r = GGUFReader(str(path))
+        self.fields = r.fields
+        self.tensors = r.tensors
+        self.arch = self.get("general.architecture")
+        a = self.arch
+        self.layers = self.get(f"{a}.block_count")
+        self.heads = self.get(f"{a}.attention.head_count")
+        self.kv_heads = self.get(f"{a}.attention.head_count_kv", self.heads)
+        self.embd = self.get(f"{a}.embedding_length")
+        self.head_dim_k = self.get(f"{a}.attention.key_length", self.embd // self.heads)
+        self.head_dim_v = self.get(f"{a}.attention.value_length", self.embd // self.heads)
+        self.context = self.get(f"{a}.context_length")
+        self.window = self.get(f"{a}.attention.sliding_window", 0)
+        self.vocab = len(self.fields["tokenizer.ggml.tokens"].data)
+
+    def get(self, key, default=None):
+        f = self.fields.get(key)
+        return default if f is None else f.contents()
+
+    def kv_elements_per_token(self):
+        return self.layers * self.kv_heads * (self.head_dim_k + self.head_dim_v)
+
+    def histogram(self):
+        h = collections.defaultdict(lambda: {"count": 0, "parameters": 0, "bytes": 0})
+        for t in self.tensors:
+            e = h[t.tensor_type.name]
+            e["count"] += 1
+            e["parameters"] += int(t.n_elements)
+            e["bytes"] += int(t.n_bytes)
+        return dict(h)
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def case(request):
+    path = model(request.param)
+    return request.param, path, reference(path), folio_json(path)
+
+
+def test_hyper_parameters_match_gguf_py(case):
+    _, _, ref, info = case
+    m = info["model"]
+    assert m["architecture"] == ref.arch
+    assert m["block_count"] == ref.layers
+    assert m["head_count"] == ref.heads
+    assert m["head_count_kv"] == ref.kv_heads
+    assert m["head_dim_k"] == ref.head_dim_k
+    assert m["head_dim_v"] == ref.head_dim_v
+    assert m["embedding_length"] == ref.embd
+    assert m["context_length"] == ref.context
+    assert m["vocab_size"] == ref.vocab
+    assert m["sliding_window"] == ref.window
+    assert info["tokenizer"]["vocab_size"] == ref.vocab
+    assert info["tokenizer"]["model"] == ref.get("tokenizer.ggml.model")
+
+
+def test_tensor_totals_and_histogram_match_gguf_py(case):
+    _, path, ref, info = case
+    t = info["tensors"]
+    assert t["count"] == len(ref.tensors)
+    assert t["parameters"] == sum(int(x.n_elements) for x in ref.tensors)
+    assert t["weight_bytes"] == sum(int(x.n_bytes) for x in ref.tensors)
+    assert t["types"] == ref.histogram()
+    assert info["file"]["size_bytes"] == path.stat().st_size
+
+
+def test_kv_cache_per_token(case):
+    _, _, ref, info = case
+    kv = info["kv_cache"]
+    elems = ref.kv_elements_per_token()
+    assert kv["elements_per_token"] == elems
+    assert kv["bytes_per_token"] == {"f16": 2 * elems, "int8": elems, "int4": elems // 2}
+    assert kv["scales_extra"] == {"f16": False, "int8": True, "int4": True}
+    assert kv["max_model_len"] == ref.context and kv["num_seqs"] == 1
+    assert kv["full_bytes"]["f16"] == 2 * elems * ref.context
+
+
+def test_smollm2_figures():
+    info = folio_json(model("smollm2"))
+    m = info["model"]
+    assert (m["block_count"], m["head_count_kv"], m["head_dim_k"]) == (30, 3, 64)
+    assert info["kv_cache"]["bytes_per_token"]["f16"] == 23040  # 2 x 30 x 3 x 64 x 2
+    assert info["tensors"]["count"] == 272
+    assert "windowed_bytes" not in info["kv_cache"]  # no sliding window
+    assert info["tokenizer"]["pre"] == "smollm"
+    assert info["tokenizer"]["special"]["bos"] == 1 and info["tokenizer"]["special"]["eos"] == 2
+
+
+def test_max_model_len_and_num_seqs():
+    info = folio_json(model("smollm2"), "--max-model-len", "1000", "--num-seqs", "3")
+    kv = info["kv_cache"]
+    assert (kv["max_model_len"], kv["num_seqs"]) == (1000, 3)
+    assert kv["full_bytes"] == {"f16": 23040 * 3000, "int8": 11520 * 3000, "int4": 5760 * 3000}
+
+
+def test_gemma3_sliding_window_caps_local_layers():
+    ref = reference(model("gemma3"))
+    info = folio_json(model("gemma3"), "--max-model-len", "4096", "--num-seqs", "2")
+    m, kv = info["model"], info["kv_cache"]
+    # Gemma 3: every 6th layer attends globally, the other five within the window.
+    is_global = [(i + 1) % 6 == 0 for i in range(ref.layers)]
+    assert m["sliding_layers"] == is_global.count(False) == 15
+    per_layer = ref.kv_heads * (ref.head_dim_k + ref.head_dim_v)
+    windowed = sum(per_layer * (4096 if g else min(4096, ref.window)) for g in is_global) * 2
+    assert kv["windowed_bytes"]["f16"] == 2 * windowed
+    assert kv["full_bytes"]["f16"] == 2 * ref.kv_elements_per_token() * 4096 * 2
+    assert kv["windowed_bytes"]["f16"] < kv["full_bytes"]["f16"]
+    global_elems = is_global.count(True) * per_layer
+    assert kv["bytes_per_token_beyond_window"] == {"f16": 2 * global_elems, "int8": global_elems,
+                                                   "int4": global_elems // 2}
+
+
+def test_text_output_and_metadata_only_when_asked():
+    text = folio_info(model("smollm2"))
+    assert "per token: f16 23040 B" in text
+    assert "llama" in text and "30" in text
+    assert "tokenizer.ggml.merges" not in text
+    with_md = folio_info(model("smollm2"), "--metadata")
+    assert "tokenizer.ggml.merges = [string x 48900]" in with_md
+    md = folio_json(model("smollm2"), "--metadata")["metadata"]
+    assert md["llama.block_count"] == 30
+    assert md["tokenizer.ggml.tokens"] == {"array_of": "string", "length": 49152}
+    assert "metadata" not in folio_json(model("smollm2"))
+
+
+def test_bad_file_is_a_clean_error(tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGML" + bytes(60))
+    out = subprocess.run([FOLIO, "info", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "not a GGUF file" in out.stderr
