@@ -43,12 +43,19 @@ class Sink {
   template <typename T>
   void put(T v) {
     static_assert(std::endian::native == std::endian::little, "folio writes on little-endian hosts");
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    out_.insert(out_.end(), p, p + sizeof(T));
+    put_bytes(&v, sizeof(T));
   }
   void put_string(std::string_view s) {
     put<std::uint64_t>(s.size());
-    out_.insert(out_.end(), s.begin(), s.end());
+    put_bytes(s.data(), s.size());
+  }
+  // resize + memcpy rather than vector::insert: GCC 12 at -O3 reports a false
+  // -Wstringop-overflow inside libstdc++'s insert (GCC bug 106199).
+  void put_bytes(const void* p, std::size_t n) {
+    if (n == 0) return;
+    const std::size_t at = out_.size();
+    out_.resize(at + n);
+    std::memcpy(out_.data() + at, p, n);
   }
   void pad_to(std::uint64_t alignment) {
     out_.resize((out_.size() + alignment - 1) / alignment * alignment, 0);
@@ -236,7 +243,7 @@ std::vector<std::uint8_t> GgufWriter::to_bytes() const {
   }
   for (const Tensor& t : tensors_) {
     s.pad_to(align);
-    out.insert(out.end(), t.data.begin(), t.data.end());
+    s.put_bytes(t.data.data(), t.data.size());
   }
   if (tensors_.empty()) s.pad_to(align);
   return out;

@@ -1,0 +1,195 @@
+// model/forward.cpp: the forward pass shared by the Llama-like families.
+//
+// Every projection is one matrix-matrix product over all T tokens of the
+// step (kernels::matmul), so prefill reads each weight once per step, not
+// once per token. Per-token work (norms, RoPE, attention) runs in parallel
+// over tokens on the same pool. Reference precision swaps in the scalar
+// *_ref ops (f64 accumulation) and uses f32 weights (see weights.h).
+//
+// Buffers (Workspace), T = batch size, d = n_embd, hd = head_dim:
+//   x    [T x d]          residual stream
+//   h    [T x d]          normed input of a block / block output
+//   q    [T x n_head*hd]  k, v [T x n_head_kv*hd]   att [T x n_head*hd]
+//   gate, up [T x n_ff]   rows [R x d]   logits [R x n_vocab]
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "model/model.h"
+
+namespace folio::model {
+
+namespace {
+
+// The element-wise / per-token ops of one precision (identical signatures).
+struct Ops {
+  decltype(&kernels::rmsnorm) rmsnorm;
+  decltype(&kernels::rope) rope;
+  decltype(&kernels::swiglu) swiglu;
+  decltype(&kernels::attention) attention;
+};
+
+constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope, kernels::swiglu, kernels::attention};
+constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_ref, kernels::swiglu_ref,
+                      kernels::attention_ref};
+
+const Ops& ops(Precision p) { return p == Precision::kRef ? kRefOps : kFastOps; }
+
+// Runs fn(t) for t in [0, n) on the pool (inline for a single row).
+template <class F>
+void for_rows(kernels::ThreadPool& pool, std::size_t n, F&& fn) {
+  if (n == 1) {
+    fn(std::size_t{0});
+    return;
+  }
+  pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t t = b; t < e; ++t) fn(t);
+  });
+}
+
+// Pages covering positions [0, n) of a page list that covers at least n.
+void cut_pages(const std::vector<kernels::KvPage>& all, std::size_t n,
+               std::vector<kernels::KvPage>& out) {
+  out.clear();
+  for (const kernels::KvPage& p : all) {
+    if (n == 0) break;
+    out.push_back(p);
+    out.back().n_tokens = std::min(p.n_tokens, n);
+    n -= out.back().n_tokens;
+  }
+}
+
+}  // namespace
+
+void Model::linear(const Linear& l, const float* x, std::size_t n, float* y,
+                   kernels::ThreadPool& pool) const {
+  kernels::matmul(l.w, x, n, y, pool);
+  if (l.bias.empty()) return;
+  const std::size_t rows = l.w.rows();
+  for (std::size_t t = 0; t < n; ++t) kernels::add(y + t * rows, l.bias.data(), rows);
+}
+
+std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
+                                      kernels::ThreadPool& pool) const {
+  batch.validate(config_.n_vocab);
+  if (batch.empty()) return {};
+  kv.begin(batch);
+  const std::size_t n = batch.size(), d = config_.n_embd;
+  ws.x.resize(n * d);
+  for (std::size_t t = 0; t < n; ++t) weights_.tok_embd.lookup(batch.tokens[t], &ws.x[t * d]);
+  for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+    attention_block(l, batch, kv, ws, pool);
+    ffn_block(l, n, ws, pool);
+  }
+  output_head(batch, ws, pool);
+  return {ws.logits.data(), batch.logit_rows.size() * config_.n_vocab};
+}
+
+void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, Workspace& ws,
+                            kernels::ThreadPool& pool) const {
+  const Ops& op = ops(precision_);
+  const LayerWeights& w = weights_.layers[layer];
+  const LayerConfig& lc = config_.layers[layer];
+  const std::size_t n = batch.size(), d = config_.n_embd, hd = config_.head_dim_k;
+  const std::size_t q_dim = lc.n_head * hd, kv_dim = lc.n_head_kv * hd;
+  const float eps = static_cast<float>(config_.norm_eps);
+  const auto base = static_cast<float>(config_.rope_freq_base);
+
+  ws.h.resize(n * d);
+  for_rows(pool, n, [&](std::size_t t) {
+    op.rmsnorm(&ws.x[t * d], w.attn_norm.data(), d, eps, &ws.h[t * d]);
+  });
+  ws.q.resize(n * q_dim);
+  ws.k.resize(n * kv_dim);
+  ws.v.resize(n * kv_dim);
+  linear(w.wq, ws.h.data(), n, ws.q.data(), pool);
+  linear(w.wk, ws.h.data(), n, ws.k.data(), pool);
+  linear(w.wv, ws.h.data(), n, ws.v.data(), pool);
+  for_rows(pool, n, [&](std::size_t t) {
+    const auto pos = static_cast<std::size_t>(batch.positions[t]);
+    op.rope(&ws.q[t * q_dim], lc.n_head, hd, config_.n_rot, pos, base, rope_freq_scale_,
+            traits_.rope_neox);
+    op.rope(&ws.k[t * kv_dim], lc.n_head_kv, hd, config_.n_rot, pos, base, rope_freq_scale_,
+            traits_.rope_neox);
+  });
+  for (std::size_t t = 0; t < n; ++t) {
+    kv.store(layer, batch.seq_ids[t], static_cast<std::size_t>(batch.positions[t]),
+             &ws.k[t * kv_dim], &ws.v[t * kv_dim]);
+  }
+
+  // One page list per sequence, covering its furthest position in the batch;
+  // each token then attends to the prefix [0, pos] of its sequence's list.
+  ws.seq_slot.clear();
+  std::vector<std::size_t>& extent = ws.extent;
+  extent.clear();
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto seq = static_cast<std::size_t>(batch.seq_ids[t]);
+    if (seq >= ws.seq_slot.size()) ws.seq_slot.resize(seq + 1, -1);
+    if (ws.seq_slot[seq] < 0) {
+      ws.seq_slot[seq] = static_cast<std::int32_t>(extent.size());
+      extent.push_back(0);
+    }
+    auto& e = extent[static_cast<std::size_t>(ws.seq_slot[seq])];
+    e = std::max(e, static_cast<std::size_t>(batch.positions[t]) + 1);
+  }
+  if (ws.pages.size() < extent.size()) ws.pages.resize(extent.size());
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto seq = batch.seq_ids[t];
+    const auto slot = static_cast<std::size_t>(ws.seq_slot[static_cast<std::size_t>(seq)]);
+    if (extent[slot] != 0) kv.pages(layer, seq, extent[slot], ws.pages[slot]);
+    extent[slot] = 0;  // fetched
+  }
+
+  const kernels::AttentionShape shape{
+      lc.n_head, lc.n_head_kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), kv.dtype(),
+      lc.sliding ? std::size_t{config_.sliding_window} : 0, 0.0f};
+  ws.att.resize(n * q_dim);
+  for_rows(pool, n, [&](std::size_t t) {
+    thread_local std::vector<kernels::KvPage> prefix;
+    const auto pos = static_cast<std::size_t>(batch.positions[t]);
+    const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
+    cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + 1, prefix);
+    op.attention(&ws.q[t * q_dim], pos, prefix, shape, &ws.att[t * q_dim]);
+  });
+  linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
+  for_rows(pool, n, [&](std::size_t t) { kernels::add(&ws.x[t * d], &ws.h[t * d], d); });
+}
+
+void Model::ffn_block(std::size_t layer, std::size_t n, Workspace& ws,
+                      kernels::ThreadPool& pool) const {
+  const Ops& op = ops(precision_);
+  const LayerWeights& w = weights_.layers[layer];
+  const std::size_t d = config_.n_embd, ff = config_.layers[layer].n_ff;
+  const float eps = static_cast<float>(config_.norm_eps);
+  for_rows(pool, n, [&](std::size_t t) {
+    op.rmsnorm(&ws.x[t * d], w.ffn_norm.data(), d, eps, &ws.h[t * d]);
+  });
+  ws.gate.resize(n * ff);
+  ws.up.resize(n * ff);
+  linear(w.w_gate, ws.h.data(), n, ws.gate.data(), pool);
+  linear(w.w_up, ws.h.data(), n, ws.up.data(), pool);
+  // In place: each element is read before it is written.
+  for_rows(pool, n, [&](std::size_t t) {
+    op.swiglu(&ws.gate[t * ff], &ws.up[t * ff], ff, &ws.gate[t * ff]);
+  });
+  linear(w.w_down, ws.gate.data(), n, ws.h.data(), pool);
+  for_rows(pool, n, [&](std::size_t t) { kernels::add(&ws.x[t * d], &ws.h[t * d], d); });
+}
+
+void Model::output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& pool) const {
+  const std::size_t r = batch.logit_rows.size(), d = config_.n_embd;
+  ws.rows.resize(r * d);
+  ws.logits.resize(r * config_.n_vocab);
+  if (r == 0) return;
+  const float eps = static_cast<float>(config_.norm_eps);
+  for (std::size_t i = 0; i < r; ++i) {
+    const auto t = static_cast<std::size_t>(batch.logit_rows[i]);
+    ops(precision_).rmsnorm(&ws.x[t * d], weights_.output_norm.data(), d, eps, &ws.rows[i * d]);
+  }
+  linear(weights_.output, ws.rows.data(), r, ws.logits.data(), pool);
+}
+
+}  // namespace folio::model

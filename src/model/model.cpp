@@ -1,0 +1,60 @@
+// model/model.cpp: loading: architecture family lookup and the checks that
+// keep the forward pass from silently computing the wrong function.
+#include "model/model.h"
+
+#include <string>
+
+#include "base/error.h"
+
+namespace folio::model {
+
+namespace {
+
+struct Family {
+  std::string_view arch;  // general.architecture
+  ArchTraits traits;
+  DecoderWeights (*load)(const WeightLoader&, const ModelConfig&);
+};
+
+constexpr Family kFamilies[] = {
+    {"llama", {"llama", /*rope_neox=*/false}, load_llama},
+    {"qwen2", {"qwen2", /*rope_neox=*/true}, load_qwen2},
+};
+
+const Family& find_family(const std::string& arch) {
+  for (const Family& f : kFamilies) {
+    if (f.arch == arch) return f;
+  }
+  std::string names;
+  for (const Family& f : kFamilies) names += (names.empty() ? "" : ", ") + std::string(f.arch);
+  throw Error("architecture '" + arch + "' is not supported yet (supported: " + names + ")");
+}
+
+float rope_freq_scale(const ModelConfig& c) {
+  const RopeScaling& s = c.rope_scaling;
+  if (s.type == "none" || s.factor == 1.0) return 1.0f;
+  if (s.type == "linear") return static_cast<float>(1.0 / s.factor);
+  throw Error("model '" + c.name + "': RoPE scaling '" + s.type +
+              "' is not supported yet (supported: none, linear)");
+}
+
+}  // namespace
+
+Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
+  Model m;
+  m.config_ = from_gguf(file);
+  const Family& family = find_family(m.config_.arch);
+  if (!m.config_.norm_is_rms) {
+    throw Error("model '" + m.config_.name + "' uses LayerNorm; the '" + m.config_.arch +
+                "' forward pass implements RMSNorm only");
+  }
+  m.traits_ = family.traits;
+  m.precision_ = options.precision;
+  m.rope_freq_scale_ = rope_freq_scale(m.config_);
+  WeightLoader loader(file, options.precision);
+  m.weights_ = family.load(loader, m.config_);
+  m.repacked_ = loader.repacked();
+  return m;
+}
+
+}  // namespace folio::model

@@ -1,0 +1,86 @@
+// model/model.h: a loaded decoder-only transformer and its forward pass.
+//
+//   gguf::GgufFile file = gguf::GgufFile::open(path);
+//   model::Model m = model::Model::load(file, {.precision = Precision::kFast});
+//   model::ContiguousKvCache kv(m.config(), /*n_seq=*/1, /*max_tokens=*/4096);
+//   model::Workspace ws;  kernels::ThreadPool pool(2);
+//   auto logits = m.forward(batch, kv, ws, pool);   // [logit_rows x n_vocab]
+//
+// The Model is immutable after load and may be shared by threads; all
+// mutable state of a step lives in the KvCache and the Workspace.
+//
+// One forward step over T tokens (all matmuls are [T x in] . W^T products):
+//   x = embed(tokens)                                   [T x n_embd]
+//   per layer:  h = rmsnorm(x);  q,k,v = h.Wq,Wk,Wv (+b);  rope(q,k, positions)
+//               kv.store(k,v);   a = attention(q, kv pages of its sequence)
+//               x += a.Wo;  h = rmsnorm(x);  x += (silu(h.Wg) * h.Wu).Wd
+//   logits = rmsnorm(x[logit_rows]) . Wout              [R x n_vocab]
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/attention.h"
+#include "kernels/thread_pool.h"
+#include "model/batch.h"
+#include "model/config.h"
+#include "model/decoder_weights.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+namespace folio::model {
+
+struct LoadOptions {
+  Precision precision = Precision::kFast;
+};
+
+// Scratch buffers of one forward pass; they grow to the largest batch seen
+// and are reused, so steady-state decoding does not allocate. One per thread
+// that calls forward().
+struct Workspace {
+  std::vector<float> x, h, q, k, v, att, gate, up, rows, logits;
+  std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
+  std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
+  std::vector<std::size_t> extent;                  // per sequence: positions to fetch
+};
+
+class Model {
+ public:
+  // Builds the model described by `file` (which must outlive it: weights view
+  // its mapping). Throws folio::Error for an unsupported architecture (naming
+  // it and the supported ones), missing or misshapen tensors, or features of
+  // the file the forward pass does not implement.
+  static Model load(const gguf::GgufFile& file, const LoadOptions& options = {});
+
+  const ModelConfig& config() const { return config_; }
+  const ArchTraits& traits() const { return traits_; }
+  Precision precision() const { return precision_; }
+  std::size_t n_vocab() const { return config_.n_vocab; }
+  // Weight matrices the kernels repacked at load.
+  std::size_t repacked() const { return repacked_; }
+
+  // Runs `batch` (validated; throws folio::Error before touching `kv` when it
+  // is malformed or does not fit the cache). Returns the logits of
+  // batch.logit_rows, row-major [logit_rows.size() x n_vocab], viewing `ws`.
+  std::span<const float> forward(const Batch& batch, KvCache& kv, Workspace& ws,
+                                 kernels::ThreadPool& pool) const;
+
+ private:
+  void attention_block(std::size_t layer, const Batch& batch, KvCache& kv, Workspace& ws,
+                       kernels::ThreadPool& pool) const;
+  void ffn_block(std::size_t layer, std::size_t n, Workspace& ws, kernels::ThreadPool& pool) const;
+  void output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& pool) const;
+  void linear(const Linear& l, const float* x, std::size_t n, float* y,
+              kernels::ThreadPool& pool) const;
+
+  ModelConfig config_;
+  ArchTraits traits_;
+  Precision precision_ = Precision::kFast;
+  DecoderWeights weights_;
+  float rope_freq_scale_ = 1.0f;
+  std::size_t repacked_ = 0;
+};
+
+}  // namespace folio::model

@@ -1,0 +1,127 @@
+// Batch invariance of the forward pass (DESIGN.md: a request's tokens do not
+// depend on what else is in the batch): sequences forwarded together in one
+// ragged batch, or a prompt fed in chunks, give the same logits as each
+// sequence alone in one piece. Checked bit for bit in both precisions.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "base/error.h"
+#include "golden.h"
+#include "kernels/thread_pool.h"
+#include "model/contiguous_kv_cache.h"
+#include "model/model.h"
+
+namespace folio {
+namespace {
+
+using Tokens = std::vector<model::TokenId>;
+
+// Two prompts of different lengths (ids from the SmolLM2 vocabulary) and
+// the tokens fed after them.
+const Tokens kA = {504, 1345, 3458, 282, 1249, 314, 253, 1867, 2618, 30, 378, 1345, 8, 216,
+                   1084, 32, 2564, 11, 1070, 253, 2565, 28, 2221, 282, 260, 1250, 28};
+const Tokens kB = {19556, 28, 940, 359, 346, 47};
+const Tokens kNextA = {339, 5277, 30, 1040};
+const Tokens kNextB = {314, 1345, 2810, 28};
+
+struct Fixture {
+  const model::Model& m;
+  kernels::ThreadPool pool{2};
+  model::Workspace ws;
+  explicit Fixture(model::Precision p) : m(test::shared_model(p)) {}
+
+  model::ContiguousKvCache cache(std::size_t n_seq) { return {m.config(), n_seq, 256}; }
+};
+
+// Logits rows of `b` copied out of the workspace.
+std::vector<std::vector<float>> forward(Fixture& f, const model::Batch& b, model::KvCache& kv) {
+  const auto logits = f.m.forward(b, kv, f.ws, f.pool);
+  std::vector<std::vector<float>> rows;
+  for (std::size_t i = 0; i < b.logit_rows.size(); ++i) {
+    rows.emplace_back(logits.begin() + static_cast<std::ptrdiff_t>(i * f.m.n_vocab()),
+                      logits.begin() + static_cast<std::ptrdiff_t>((i + 1) * f.m.n_vocab()));
+  }
+  return rows;
+}
+
+// Logits after the prompt and after each next token, one sequence alone
+// (prompt fed in chunks of `chunk` tokens).
+std::vector<std::vector<float>> alone(Fixture& f, const Tokens& prompt, const Tokens& next,
+                                      std::size_t chunk) {
+  auto kv = f.cache(1);
+  std::vector<std::vector<float>> out;
+  for (std::size_t p0 = 0; p0 < prompt.size(); p0 += chunk) {
+    model::Batch b;
+    const std::size_t p1 = std::min(prompt.size(), p0 + chunk);
+    for (std::size_t p = p0; p < p1; ++p) {
+      b.add(prompt[p], static_cast<std::int32_t>(p), 0, p + 1 == prompt.size());
+    }
+    for (auto& r : forward(f, b, kv)) out.push_back(std::move(r));
+  }
+  for (std::size_t s = 0; s < next.size(); ++s) {
+    model::Batch b;
+    b.add(next[s], static_cast<std::int32_t>(prompt.size() + s), 0, true);
+    out.push_back(forward(f, b, kv)[0]);
+  }
+  return out;
+}
+
+void check_precision(model::Precision precision) {
+  Fixture f(precision);
+  const auto a_alone = alone(f, kA, kNextA, kA.size());
+  const auto b_alone = alone(f, kB, kNextB, kB.size());
+  ASSERT_EQ(a_alone.size(), 1 + kNextA.size());
+
+  // Chunked prefill of A (chunks of 5, the last one short) changes nothing.
+  EXPECT_EQ(alone(f, kA, kNextA, 5), a_alone) << "chunked prefill differs";
+
+  // Step 1: A's whole prompt and B's first 2 tokens; step 2: B's rest.
+  // Steps 3..: one decode token of each, B's sequence id first.
+  auto kv = f.cache(3);  // sequence ids 2 (A) and 0 (B); 1 unused
+  model::Batch b;
+  for (std::size_t p = 0; p < kA.size(); ++p) {
+    b.add(kA[p], static_cast<std::int32_t>(p), 2, p + 1 == kA.size());
+  }
+  b.add(kB[0], 0, 0, false);
+  b.add(kB[1], 1, 0, false);
+  const auto step1 = forward(f, b, kv);
+  b.clear();
+  for (std::size_t p = 2; p < kB.size(); ++p) {
+    b.add(kB[p], static_cast<std::int32_t>(p), 0, p + 1 == kB.size());
+  }
+  const auto step2 = forward(f, b, kv);
+  EXPECT_EQ(step1[0], a_alone[0]) << "A's prompt logits differ when batched with B";
+  EXPECT_EQ(step2[0], b_alone[0]) << "B's prompt logits differ after a shared step";
+  for (std::size_t s = 0; s < kNextA.size(); ++s) {
+    b.clear();
+    b.add(kNextB[s], static_cast<std::int32_t>(kB.size() + s), 0, true);
+    b.add(kNextA[s], static_cast<std::int32_t>(kA.size() + s), 2, true);
+    const auto rows = forward(f, b, kv);
+    EXPECT_EQ(rows[0], b_alone[s + 1]) << "B decode step " << s;
+    EXPECT_EQ(rows[1], a_alone[s + 1]) << "A decode step " << s;
+  }
+}
+
+TEST(ModelBatch, FastSequencesTogetherEqualEachAlone) { check_precision(model::Precision::kFast); }
+
+TEST(ModelBatch, RefSequencesTogetherEqualEachAlone) { check_precision(model::Precision::kRef); }
+
+TEST(ModelBatch, MalformedBatchIsRejectedBeforeTouchingTheCache) {
+  Fixture f(model::Precision::kFast);
+  auto kv = f.cache(1);
+  model::Batch b;
+  b.add(1, 0, 0, true);
+  b.tokens[0] = static_cast<model::TokenId>(f.m.n_vocab());  // out of vocabulary
+  EXPECT_THROW(f.m.forward(b, kv, f.ws, f.pool), Error);
+  b.tokens[0] = 1;
+  b.positions[0] = 3;  // gap: the sequence is empty
+  EXPECT_THROW(f.m.forward(b, kv, f.ws, f.pool), Error);
+  b.positions[0] = 0;
+  b.seq_ids[0] = 1;  // no such sequence
+  EXPECT_THROW(f.m.forward(b, kv, f.ws, f.pool), Error);
+  EXPECT_EQ(kv.length(0), 0u);
+}
+
+}  // namespace
+}  // namespace folio
