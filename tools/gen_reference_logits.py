@@ -24,11 +24,10 @@ Output (tests/data/model/):
                logits, float32 lse, float32 full rows (offsets in words)
 
 Re-runnable and deterministic (fixed prompts, argmax, 2 torch threads):
-  python tools/gen_reference_logits.py [--model models/X.gguf]
-Needs torch + transformers + gguf + accelerate (torch is not in the project
-venv; the committed goldens were made with torch 2.15.0 (CPU), transformers
-5.24.0, gguf 0.19.0 in a separate venv:
-`pip install torch transformers==5.24.0 gguf==0.19.0 accelerate`).
+  .venv/bin/python tools/gen_reference_logits.py [--model models/X.gguf]
+Needs torch + transformers + gguf + accelerate, all pinned in requirements.txt
+(the committed goldens were made with torch 2.15.0 (CPU), transformers 5.24.0,
+gguf 0.19.0, accelerate 1.15.0).
 """
 from __future__ import annotations
 
