@@ -14,5 +14,10 @@ struct Command {
 };
 
 Command register_info(CLI::App& app);
+Command register_run(CLI::App& app);
+Command register_bench(CLI::App& app);
+Command register_tokenize(CLI::App& app);
+Command register_detokenize(CLI::App& app);
+Command register_dequant(CLI::App& app);
 
 }  // namespace folio::cli

@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
 
   const std::vector<folio::cli::Command> commands = {
       folio::cli::register_info(app),
+      folio::cli::register_run(app),
+      folio::cli::register_bench(app),
+      folio::cli::register_tokenize(app),
+      folio::cli::register_detokenize(app),
+      folio::cli::register_dequant(app),
   };
 
   try {
