@@ -16,6 +16,8 @@ struct Command {
 Command register_info(CLI::App& app);
 Command register_run(CLI::App& app);
 Command register_bench(CLI::App& app);
+Command register_bench_throughput(CLI::App& app);  // `bench throughput`; after register_bench
+Command register_generate(CLI::App& app);
 Command register_tokenize(CLI::App& app);
 Command register_detokenize(CLI::App& app);
 Command register_dequant(CLI::App& app);

@@ -11,14 +11,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "folio 0.1.0");
 
-  const std::vector<folio::cli::Command> commands = {
+  std::vector<folio::cli::Command> commands = {
       folio::cli::register_info(app),
       folio::cli::register_run(app),
       folio::cli::register_bench(app),
+      folio::cli::register_generate(app),
       folio::cli::register_tokenize(app),
       folio::cli::register_detokenize(app),
       folio::cli::register_dequant(app),
   };
+  // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
+  commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));
 
   try {
     app.parse(argc, argv);

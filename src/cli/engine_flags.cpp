@@ -1,0 +1,88 @@
+#include "cli/engine_flags.h"
+
+#include <cstdio>
+
+#include "base/error.h"
+#include "kv/kv_sizing.h"
+
+namespace folio::cli {
+
+void add_engine_flags(CLI::App* sub, EngineFlags& f) {
+  sub->add_option("--max-model-len", f.max_model_len,
+                  "Max prompt + output tokens per request (0: the model's context)")
+      ->capture_default_str();
+  sub->add_option("--max-num-seqs", f.max_num_seqs, "Max sequences running at once")
+      ->capture_default_str();
+  sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
+                  "Token budget of one engine step")
+      ->capture_default_str();
+  sub->add_option("--block-size", f.block_size, "Tokens per KV block")->capture_default_str();
+  sub->add_option("--kv-cache-memory", f.kv_cache_memory,
+                  "KV cache size, e.g. 2GiB (default: min(25% of available RAM, what "
+                  "max-num-seqs x max-model-len needs))");
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto (f16), f16 or f32")
+      ->capture_default_str();
+  sub->add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.enable_prefix_caching,
+                "Reuse the KV of shared prompt prefixes (default on)");
+  sub->add_option("--scheduling-policy", f.scheduling_policy, "fcfs or priority")
+      ->capture_default_str();
+  sub->add_option("-t,--threads", f.threads, "Kernel threads (0: all cores)")
+      ->capture_default_str();
+}
+
+engine::EngineConfig to_engine_config(const EngineFlags& f) {
+  engine::EngineConfig c;
+  if (f.max_model_len < 0) throw Error("--max-model-len must be >= 0");
+  c.max_model_len = f.max_model_len;
+  c.max_num_seqs = f.max_num_seqs;
+  c.max_num_batched_tokens = f.max_num_batched_tokens;
+  c.block_size = f.block_size;
+  if (!f.kv_cache_memory.empty()) c.kv_cache_memory = kv::parse_byte_size(f.kv_cache_memory);
+  switch (kv::parse_kv_cache_dtype(f.kv_cache_dtype)) {
+    case kv::KvCacheDtype::kF16:
+      c.kv_cache_dtype = kernels::KvDtype::kF16;
+      break;
+    case kv::KvCacheDtype::kF32:
+      c.kv_cache_dtype = kernels::KvDtype::kF32;
+      break;
+    default:
+      throw Error("--kv-cache-dtype " + f.kv_cache_dtype +
+                  ": the CPU attention kernel reads f16 or f32 K/V only (use auto, f16 or f32)");
+  }
+  c.enable_prefix_caching = f.enable_prefix_caching;
+  if (f.scheduling_policy == "fcfs") {
+    c.scheduling_policy = sched::SchedulingPolicy::kFcfs;
+  } else if (f.scheduling_policy == "priority") {
+    c.scheduling_policy = sched::SchedulingPolicy::kPriority;
+  } else {
+    throw Error("--scheduling-policy " + f.scheduling_policy + ": expected fcfs or priority");
+  }
+  if (f.threads < 0) throw Error("-t/--threads must be >= 0");
+  c.threads = f.threads;
+  return c;
+}
+
+std::unique_ptr<EngineModel> load_engine_model(const std::string& path) {
+  auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
+  auto model = model::Model::load(*file);
+  auto tok = tokenizer::Tokenizer::from_gguf(*file);
+  std::vector<engine::TokenId> eos;
+  const auto& sp = tok.vocab().special();
+  if (sp.eos) eos.push_back(*sp.eos);
+  if (sp.eot && sp.eot != sp.eos) eos.push_back(*sp.eot);
+  return std::make_unique<EngineModel>(
+      EngineModel{std::move(file), std::move(model), std::move(tok), std::move(eos)});
+}
+
+void print_engine_summary(const engine::LLMEngine& e) {
+  const engine::EngineConfig& c = e.config();
+  std::fprintf(stderr,
+               "folio: engine: %d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, "
+               "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads\n",
+               e.num_kv_blocks(), c.block_size, static_cast<double>(e.kv_bytes()) / (1 << 20),
+               c.kv_cache_dtype == kernels::KvDtype::kF16 ? "f16" : "f32", c.max_model_len,
+               c.max_num_seqs, c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
+               c.threads);
+}
+
+}  // namespace folio::cli

@@ -1,0 +1,59 @@
+// cli/engine_flags.h: the engine flags (vLLM names) and model loading shared
+// by every command that runs the paged engine (generate, bench throughput,
+// serve).
+//
+//   EngineFlags f;  add_engine_flags(sub, f);   ... after parsing:
+//   EngineModel m = load_engine_model(path);
+//   engine::LLMEngine e(m.model, &m.tok, m.eos, to_engine_config(f));
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine_config.h"
+#include "engine/llm_engine.h"
+#include "gguf/gguf_file.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace folio::cli {
+
+struct EngineFlags {
+  int max_model_len = 0;  // 0: the model's context length
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 2048;
+  int block_size = 16;
+  std::string kv_cache_memory;  // "" : default (see engine/kv_budget.h)
+  std::string kv_cache_dtype = "auto";
+  bool enable_prefix_caching = true;
+  std::string scheduling_policy = "fcfs";
+  int threads = 0;  // 0: all hardware threads
+};
+
+// Adds --max-model-len, --max-num-seqs, --max-num-batched-tokens,
+// --block-size, --kv-cache-memory, --kv-cache-dtype,
+// --enable-prefix-caching / --no-enable-prefix-caching,
+// --scheduling-policy and -t/--threads to `sub`.
+void add_engine_flags(CLI::App* sub, EngineFlags& f);
+
+// Throws folio::Error for values the engine cannot use (naming the flag).
+engine::EngineConfig to_engine_config(const EngineFlags& f);
+
+// A model ready for the engine: the mapped file, weights, tokenizer and the
+// end-of-generation ids (EOS, and EOT when different).
+struct EngineModel {
+  std::unique_ptr<gguf::GgufFile> file;  // heap: the weights view its mapping
+  model::Model model;
+  tokenizer::Tokenizer tok;
+  std::vector<engine::TokenId> eos;
+};
+
+std::unique_ptr<EngineModel> load_engine_model(const std::string& path);
+
+// One line on stderr describing the engine (KV blocks, bytes, limits).
+void print_engine_summary(const engine::LLMEngine& e);
+
+}  // namespace folio::cli

@@ -1,0 +1,30 @@
+// engine/engine_config.h: the engine's knobs, named after vLLM's flags.
+//
+// Zero means "derive a default" where noted; LLMEngine resolves them once
+// at construction (see kv_budget.h for the KV memory default) and reports
+// the resolved values through LLMEngine::config().
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "sched/request.h"
+
+namespace folio::engine {
+
+struct EngineConfig {
+  std::int32_t max_model_len = 0;            // 0: the model's training context (capped, see below)
+  std::int32_t max_num_seqs = 256;           // sequences running at once
+  std::int32_t max_num_batched_tokens = 2048;  // token budget of one step
+  std::int32_t block_size = 16;              // tokens per KV block
+  std::int64_t kv_cache_memory = 0;          // bytes for K/V; 0: default (kv_budget.h)
+  kernels::KvDtype kv_cache_dtype = kernels::KvDtype::kF16;
+  bool enable_prefix_caching = true;
+  sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;
+  int threads = 0;                           // kernel threads; 0: all hardware threads
+};
+
+// A model without a context length in its metadata gets this many positions.
+inline constexpr std::int32_t kFallbackModelLen = 4096;
+
+}  // namespace folio::engine

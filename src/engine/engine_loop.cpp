@@ -1,0 +1,105 @@
+#include "engine/engine_loop.h"
+
+#include <exception>
+
+
+namespace folio::engine {
+
+EngineLoop::EngineLoop(LLMEngine& engine) : engine_(engine), thread_([this] { run(); }) {}
+
+EngineLoop::~EngineLoop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+std::shared_ptr<OutputChannel> EngineLoop::add_request(GenerateRequest r) {
+  engine_.validate(r);  // thread-safe: immutable configuration only
+  auto channel = std::make_shared<OutputChannel>();
+  {
+    std::lock_guard lock(mu_);
+    commands_.push_back([r = std::move(r), channel](LLMEngine& e) mutable {
+      const RequestId id = r.id;
+      try {
+        e.add_request(std::move(r), channel);
+      } catch (const std::exception& ex) {  // e.g. a duplicate id
+        RequestOutput out;
+        out.request_id = id;
+        out.finished = true;
+        out.error = ex.what();
+        channel->push(std::move(out));
+      }
+    });
+  }
+  cv_.notify_one();
+  return channel;
+}
+
+void EngineLoop::abort(RequestId id) {
+  {
+    std::lock_guard lock(mu_);
+    commands_.push_back([id](LLMEngine& e) { e.abort(id); });
+  }
+  cv_.notify_one();
+}
+
+void EngineLoop::finish_sample(RequestId id, std::int32_t index) {
+  {
+    std::lock_guard lock(mu_);
+    commands_.push_back([id, index](LLMEngine& e) { e.finish_sample(id, index); });
+  }
+  cv_.notify_one();
+}
+
+void EngineLoop::run() {
+  std::vector<std::function<void(LLMEngine&)>> batch;
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !commands_.empty() || engine_.has_unfinished(); });
+      if (stop_) break;
+      batch.swap(commands_);
+    }
+    for (auto& c : batch) c(engine_);
+    batch.clear();
+    try {
+      engine_.step();
+    } catch (const std::exception& e) {
+      // An internal invariant broke: end every live request (their
+      // consumers see kAbort) rather than leave them waiting forever.
+      {
+        std::lock_guard lock(mu_);
+        last_error_ = e.what();
+        ++num_errors_;
+      }
+      engine_.abort_all();
+    }
+  }
+  // Whatever is still live ends as aborted, so no consumer waits forever.
+  std::vector<std::function<void(LLMEngine&)>> rest;
+  {
+    std::lock_guard lock(mu_);
+    rest.swap(commands_);
+  }
+  for (auto& c : rest) c(engine_);
+  engine_.abort_all();
+}
+
+}  // namespace folio::engine
+
+namespace folio::engine {
+
+int EngineLoop::num_errors() const {
+  std::lock_guard lock(mu_);
+  return num_errors_;
+}
+
+std::string EngineLoop::last_error() const {
+  std::lock_guard lock(mu_);
+  return last_error_;
+}
+
+}  // namespace folio::engine

@@ -1,0 +1,47 @@
+// engine/engine_stats.h: counters the engine publishes after every step.
+//
+// A snapshot is copied under a mutex at the end of each step, so readers on
+// other threads (metrics, benchmarks) never touch the engine's live state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace folio::engine {
+
+// Cumulative seconds per stage of step(). The model does not (yet) expose
+// attention vs matmul time, so "forward" is the whole model.forward call.
+struct StageTimes {
+  double schedule = 0;    // scheduler.schedule()
+  double prepare = 0;     // block tables, COW copies, batch building
+  double forward = 0;     // model.forward
+  double sampling = 0;    // logits -> token (sampler chain)
+  double detokenize = 0;  // token -> text delta, stop checks
+  double update = 0;      // scheduler.update() and output delivery
+
+  std::vector<std::pair<std::string, double>> named() const {
+    return {{"schedule", schedule}, {"prepare", prepare},       {"forward", forward},
+            {"sampling", sampling}, {"detokenize", detokenize}, {"update", update}};
+  }
+};
+
+struct EngineStats {
+  std::int32_t num_running = 0;
+  std::int32_t num_waiting = 0;
+  std::int32_t kv_blocks_total = 0;
+  std::int32_t kv_blocks_used = 0;
+  double kv_cache_usage = 0;         // blocks_used / blocks_total
+  std::int64_t kv_live_tokens = 0;   // slots reserved by tables
+  std::int64_t kv_allocated_slots = 0;  // slots of used blocks
+  std::int64_t prefix_cache_queries = 0;  // tokens looked up
+  std::int64_t prefix_cache_hits = 0;     // tokens found
+  std::int64_t num_preemptions = 0;
+  std::uint64_t num_steps = 0;
+  std::uint64_t num_batched_tokens = 0;    // tokens forwarded, all steps
+  std::uint64_t num_generated_tokens = 0;  // tokens sampled, all steps
+  StageTimes stage;
+};
+
+}  // namespace folio::engine

@@ -1,0 +1,35 @@
+#include "engine/kv_budget.h"
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "engine/paged_kv_cache.h"
+
+namespace folio::engine {
+
+std::int64_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+std::int64_t default_kv_cache_memory(const model::ModelConfig& config, std::int32_t block_size,
+                                     kernels::KvDtype dtype, std::int32_t max_num_seqs,
+                                     std::int32_t max_model_len) {
+  const auto per_block =
+      static_cast<std::int64_t>(PagedKvCache::bytes_per_block(config, block_size, dtype));
+  const std::int64_t blocks_per_seq = (max_model_len + block_size - 1) / block_size;
+  const std::int64_t need = per_block * blocks_per_seq * std::int64_t{max_num_seqs};
+  const std::int64_t avail = mem_available_bytes();
+  const std::int64_t cap = avail > 0 ? avail / 4 : std::int64_t{1} << 30;
+  // At least one full-length sequence, so the engine can always make progress.
+  return std::max(std::min(need, cap), per_block * blocks_per_seq);
+}
+
+}  // namespace folio::engine

@@ -1,0 +1,154 @@
+#include "engine/paged_kv_cache.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+#include "base/fp16.h"
+
+namespace folio::engine {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+
+std::size_t elem_size(kernels::KvDtype d) { return d == kernels::KvDtype::kF16 ? 2 : 4; }
+
+std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+}  // namespace
+
+void PagedKvCache::FreeBytes::operator()(std::byte* p) const { std::free(p); }
+
+std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config,
+                                          std::int32_t block_size, kernels::KvDtype dtype) {
+  std::size_t total = 0;
+  for (const model::LayerConfig& l : config.layers) {
+    const std::size_t half = std::size_t{l.n_head_kv} * config.head_dim_k *
+                             static_cast<std::size_t>(block_size) * elem_size(dtype);
+    total += 2 * round_up(half, kAlign);
+  }
+  return total;
+}
+
+PagedKvCache::PagedKvCache(const model::ModelConfig& config, std::int32_t num_blocks,
+                           std::int32_t block_size, kernels::KvDtype dtype)
+    : dtype_(dtype), elem_bytes_(elem_size(dtype)), num_blocks_(num_blocks),
+      block_size_(block_size) {
+  if (num_blocks < 1 || block_size < 1) throw Error("KV cache: needs at least one block of >= 1 token");
+  FOLIO_CHECK(config.head_dim_k == config.head_dim_v, "K and V head sizes differ");
+  const auto bs = static_cast<std::size_t>(block_size);
+  for (const model::LayerConfig& l : config.layers) {
+    row_.push_back(std::size_t{l.n_head_kv} * config.head_dim_k);
+    half_bytes_.push_back(round_up(row_.back() * bs * elem_bytes_, kAlign));
+    layer_off_.push_back(total_bytes_);
+    total_bytes_ += 2 * half_bytes_.back() * static_cast<std::size_t>(num_blocks);
+  }
+  void* p = std::aligned_alloc(kAlign, round_up(std::max<std::size_t>(total_bytes_, 1), kAlign));
+  if (p == nullptr) {
+    throw Error("KV cache: cannot allocate " + std::to_string(total_bytes_) +
+                " bytes; lower --kv-cache-memory");
+  }
+  mem_.reset(static_cast<std::byte*>(p));
+}
+
+std::byte* PagedKvCache::block_k(std::size_t layer, kv::BlockId b) const {
+  return mem_.get() + layer_off_[layer] + 2 * half_bytes_[layer] * static_cast<std::size_t>(b);
+}
+
+std::byte* PagedKvCache::block_v(std::size_t layer, kv::BlockId b) const {
+  return block_k(layer, b) + half_bytes_[layer];
+}
+
+const std::vector<kv::BlockId>* PagedKvCache::table(sched::RequestId id) const {
+  auto it = tables_.find(id);
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+void PagedKvCache::copy_block(kv::BlockId src, kv::BlockId dst) {
+  FOLIO_CHECK(src >= 0 && src < num_blocks_ && dst >= 0 && dst < num_blocks_, "COW block id");
+  for (std::size_t l = 0; l < row_.size(); ++l)
+    std::memcpy(block_k(l, dst), block_k(l, src), 2 * half_bytes_[l]);  // K and V halves
+}
+
+void PagedKvCache::apply(const sched::SchedulerOutput& plan) {
+  for (sched::RequestId id : plan.finished_ids) tables_.erase(id);
+  for (sched::RequestId id : plan.preempted_ids) tables_.erase(id);
+  for (const sched::ScheduledRequest& s : plan.requests) {
+    auto& t = tables_[s.id];
+    FOLIO_CHECK(s.blocks_from >= 0 && static_cast<std::size_t>(s.blocks_from) <= t.size(),
+                "block-table delta past the end of request " + std::to_string(s.id));
+    t.resize(static_cast<std::size_t>(s.blocks_from));
+    for (kv::BlockId b : s.block_ids) {
+      FOLIO_CHECK(b >= 0 && b < num_blocks_, "block id out of range");
+      t.push_back(b);
+    }
+  }
+  for (const kv::CowCopy& c : plan.cow_copies) copy_block(c.src, c.dst);
+}
+
+void PagedKvCache::bind(const sched::SchedulerOutput& plan) {
+  slots_.clear();
+  for (const sched::ScheduledRequest& s : plan.requests) {
+    auto it = tables_.find(s.id);
+    FOLIO_CHECK(it != tables_.end(), "no block table for a scheduled request");
+    slots_.push_back(&it->second);
+  }
+}
+
+const std::vector<kv::BlockId>& PagedKvCache::bound(std::int32_t seq) const {
+  FOLIO_CHECK(seq >= 0 && static_cast<std::size_t>(seq) < slots_.size(), "unbound sequence id");
+  return *slots_[static_cast<std::size_t>(seq)];
+}
+
+void PagedKvCache::begin(const model::Batch& batch) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const std::int32_t seq = batch.seq_ids[i];
+    if (seq < 0 || static_cast<std::size_t>(seq) >= slots_.size()) {
+      throw Error("paged KV cache: sequence id " + std::to_string(seq) + " is not bound");
+    }
+    const std::size_t cap = bound(seq).size() * static_cast<std::size_t>(block_size_);
+    if (static_cast<std::size_t>(batch.positions[i]) >= cap) {
+      throw Error("paged KV cache: position " + std::to_string(batch.positions[i]) +
+                  " of sequence " + std::to_string(seq) + " has no block reserved");
+    }
+  }
+}
+
+void PagedKvCache::store(std::size_t layer, std::int32_t seq, std::size_t pos, const float* k,
+                         const float* v) {
+  const auto& t = bound(seq);
+  const auto bs = static_cast<std::size_t>(block_size_);
+  FOLIO_CHECK(layer < row_.size() && pos / bs < t.size(), "store outside the reserved blocks");
+  const kv::BlockId b = t[pos / bs];
+  const std::size_t row = row_[layer], off = (pos % bs) * row * elem_bytes_;
+  std::byte* kd = block_k(layer, b) + off;
+  std::byte* vd = block_v(layer, b) + off;
+  if (dtype_ == kernels::KvDtype::kF32) {
+    std::memcpy(kd, k, row * sizeof(float));
+    std::memcpy(vd, v, row * sizeof(float));
+    return;
+  }
+  auto* kh = reinterpret_cast<std::uint16_t*>(kd);
+  auto* vh = reinterpret_cast<std::uint16_t*>(vd);
+  for (std::size_t i = 0; i < row; ++i) {
+    kh[i] = f32_to_fp16(k[i]);
+    vh[i] = f32_to_fp16(v[i]);
+  }
+}
+
+void PagedKvCache::pages(std::size_t layer, std::int32_t seq, std::size_t n_tokens,
+                         std::vector<kernels::KvPage>& out) const {
+  const auto& t = bound(seq);
+  const auto bs = static_cast<std::size_t>(block_size_);
+  FOLIO_CHECK(layer < row_.size() && n_tokens <= t.size() * bs, "pages beyond the table");
+  out.clear();
+  for (std::size_t i = 0; i * bs < n_tokens; ++i) {
+    const std::size_t n = std::min(bs, n_tokens - i * bs);
+    out.push_back({block_k(layer, t[i]), block_v(layer, t[i]), n});
+  }
+}
+
+}  // namespace folio::engine

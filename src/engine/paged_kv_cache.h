@@ -1,0 +1,89 @@
+// engine/paged_kv_cache.h: the model's KvCache over the scheduler's KV blocks.
+//
+// All K/V memory is ONE allocation made at start-up (num_blocks blocks of
+// block_size token positions); requests never allocate outside it. Block ids
+// are the BlockPool's: the scheduler decides which physical block holds
+// which positions, this class only stores bytes and keeps the runner's copy
+// of each sequence's block table, following the plans' deltas.
+//
+// Memory layout, per layer l (row_l = n_kv_heads_l * head_dim elements):
+//
+//   base + layer_off[l]:  [ block 0: K rows | V rows ][ block 1: K | V ] ...
+//                           each half = block_size x row_l x dtype bytes
+//
+// so one block of one layer is one kernels::KvPage {K, V, n_tokens}, and
+// pages() returns a sequence's blocks in table order.
+//
+// Per step:  apply(plan)  (drop finished/preempted tables, apply deltas,
+//            run COW copies)  then  bind(plan)  (batch seq id i == i-th
+//            scheduled request)  then model.forward(batch, *this, ...).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kv/types.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "sched/scheduler_output.h"
+
+namespace folio::engine {
+
+class PagedKvCache final : public model::KvCache {
+ public:
+  // Allocates num_blocks * bytes_per_block(config, block_size, dtype) bytes.
+  PagedKvCache(const model::ModelConfig& config, std::int32_t num_blocks, std::int32_t block_size,
+               kernels::KvDtype dtype);
+
+  // Bytes of one block over all layers (K and V).
+  static std::size_t bytes_per_block(const model::ModelConfig& config, std::int32_t block_size,
+                                     kernels::KvDtype dtype);
+
+  kernels::KvDtype dtype() const override { return dtype_; }
+  void begin(const model::Batch& batch) override;
+  void store(std::size_t layer, std::int32_t seq, std::size_t pos, const float* k,
+             const float* v) override;
+  void pages(std::size_t layer, std::int32_t seq, std::size_t n_tokens,
+             std::vector<kernels::KvPage>& out) const override;
+
+  // Follows one plan: forgets finished and preempted sequences, applies the
+  // block-table deltas of the scheduled ones, then copies the K/V of every
+  // COW pair (all layers).
+  void apply(const sched::SchedulerOutput& plan);
+  // Batch sequence id i refers to plan.requests[i] in the next forward.
+  void bind(const sched::SchedulerOutput& plan);
+
+  std::int32_t num_blocks() const { return num_blocks_; }
+  std::int32_t block_size() const { return block_size_; }
+  std::size_t total_bytes() const { return total_bytes_; }
+  std::size_t num_tables() const { return tables_.size(); }
+  const std::vector<kv::BlockId>* table(sched::RequestId id) const;
+
+ private:
+  std::byte* block_k(std::size_t layer, kv::BlockId b) const;
+  std::byte* block_v(std::size_t layer, kv::BlockId b) const;
+  void copy_block(kv::BlockId src, kv::BlockId dst);
+  const std::vector<kv::BlockId>& bound(std::int32_t seq) const;
+
+  struct FreeBytes {
+    void operator()(std::byte* p) const;
+  };
+
+  kernels::KvDtype dtype_;
+  std::size_t elem_bytes_;
+  std::int32_t num_blocks_;
+  std::int32_t block_size_;
+  std::vector<std::size_t> row_;        // per layer: elements per token row
+  std::vector<std::size_t> half_bytes_; // per layer: bytes of K (or V) of one block
+  std::vector<std::size_t> layer_off_;  // per layer: byte offset of block 0
+  std::size_t total_bytes_ = 0;
+  std::unique_ptr<std::byte[], FreeBytes> mem_;
+  std::unordered_map<sched::RequestId, std::vector<kv::BlockId>> tables_;
+  std::vector<const std::vector<kv::BlockId>*> slots_;  // batch seq id -> table
+};
+
+}  // namespace folio::engine

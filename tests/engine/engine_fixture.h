@@ -1,0 +1,100 @@
+// tests/engine/engine_fixture.h: the real SmolLM2 model, loaded once per
+// test binary, and small helpers to run requests through an LLMEngine.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/llm_engine.h"
+#include "gguf/gguf_file.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace folio::engine::testing {
+
+struct Loaded {
+  std::unique_ptr<gguf::GgufFile> file;  // heap: the weights view its mapping
+  model::Model model;
+  tokenizer::Tokenizer tok;
+  std::vector<TokenId> eos;
+};
+
+inline const Loaded& smollm() {
+  static const std::unique_ptr<Loaded> loaded = [] {
+    const char* env = std::getenv("FOLIO_SOURCE_DIR");
+    const std::string dir = env != nullptr ? env : FOLIO_SOURCE_DIR;
+    const std::string path = dir + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+    if (!std::filesystem::exists(path))
+      throw Error("test model " + path + " is missing: run scripts/setup to download it");
+    auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
+    auto model = model::Model::load(*file);
+    auto tok = tokenizer::Tokenizer::from_gguf(*file);
+    std::vector<TokenId> eos;
+    if (tok.vocab().special().eos) eos.push_back(*tok.vocab().special().eos);
+    return std::make_unique<Loaded>(Loaded{std::move(file), std::move(model), std::move(tok), eos});
+  }();
+  return *loaded;
+}
+
+inline EngineConfig small_config() {
+  EngineConfig c;
+  c.max_model_len = 256;
+  c.max_num_seqs = 16;
+  c.max_num_batched_tokens = 64;
+  c.block_size = 4;  // many blocks per sequence: tables, partial blocks, COW all exercised
+  c.kv_cache_memory = 32ll << 20;
+  c.threads = 2;
+  return c;
+}
+
+inline std::unique_ptr<LLMEngine> make_engine(const EngineConfig& c) {
+  const Loaded& m = smollm();
+  return std::make_unique<LLMEngine>(m.model, &m.tok, m.eos, c);
+}
+
+inline sampling::SamplingParams greedy(std::int32_t max_tokens) {
+  sampling::SamplingParams p;
+  p.temperature = 0;
+  p.max_tokens = max_tokens;
+  p.ignore_eos = true;  // fixed lengths: every token is compared
+  return p;
+}
+
+// Everything one sample produced.
+struct SampleResult {
+  std::vector<TokenId> tokens;
+  std::string text;
+  FinishReason finish = FinishReason::kNone;
+};
+
+// Concatenates a channel's items per sample index.
+inline std::vector<SampleResult> collect(const std::vector<RequestOutput>& items, std::int32_t n) {
+  std::vector<SampleResult> out(static_cast<std::size_t>(n));
+  for (const RequestOutput& o : items) {
+    for (const SampleDelta& d : o.samples) {
+      auto& r = out.at(static_cast<std::size_t>(d.index));
+      r.tokens.insert(r.tokens.end(), d.token_ids.begin(), d.token_ids.end());
+      r.text += d.text;
+      if (d.finish != FinishReason::kNone) r.finish = d.finish;
+    }
+  }
+  return out;
+}
+
+inline std::vector<TokenId> random_prompt(std::uint32_t seed, std::size_t len) {
+  std::vector<TokenId> p;
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < len; ++i) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    p.push_back(static_cast<TokenId>(200 + s % 20000));  // ordinary tokens, no specials
+  }
+  return p;
+}
+
+}  // namespace folio::engine::testing
