@@ -5,6 +5,11 @@
 
 namespace folio {
 
+// Seconds on the monotonic clock (for arrival times and latencies).
+inline double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 class Stopwatch {
  public:
   Stopwatch() : start_(std::chrono::steady_clock::now()) {}

@@ -21,5 +21,6 @@ Command register_generate(CLI::App& app);
 Command register_tokenize(CLI::App& app);
 Command register_detokenize(CLI::App& app);
 Command register_dequant(CLI::App& app);
+Command register_serve(CLI::App& app);
 
 }  // namespace folio::cli

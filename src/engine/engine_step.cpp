@@ -20,6 +20,7 @@ bool LLMEngine::step() {
   for (const sched::ScheduledRequest& s : plan.requests) {  // prefix hit, known once admitted
     Live* r = seqs_.at(s.id).req;
     if (r->num_cached < 0) r->num_cached = std::max(sched_.find(s.id)->num_cached_tokens, 0);
+    if (r->queued < 0) r->queued = monotonic_seconds() - r->added_at;
   }
   sched::ModelRunnerOutput result;
   try {

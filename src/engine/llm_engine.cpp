@@ -9,15 +9,14 @@
 
 #include "base/error.h"
 #include "engine/kv_budget.h"
+#include "base/timer.h"
 #include "kv/kv_sizing.h"
 
 namespace folio::engine {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return monotonic_seconds(); }
 
 EngineConfig resolve(EngineConfig c, const model::ModelConfig& m) {
   if (c.block_size < 1 || c.block_size > 1024) throw Error("--block-size must be in [1, 1024]");
@@ -184,6 +183,7 @@ void LLMEngine::emit(Live& r, const std::string& error) {
     all_done = all_done && s->done();
   }
   out.ttft_s = r.ttft;
+  out.queue_s = std::max(r.queued, 0.0);
   out.finished = all_done;
   if (out.samples.empty() && !all_done) return;
   const RequestId id = r.id;

@@ -90,6 +90,7 @@ class LLMEngine {
     std::int32_t num_prompt = 0;
     std::int32_t num_cached = -1;
     double added_at = 0;
+    double queued = -1;  // added -> first scheduled (-1: not scheduled yet)
     double ttft = 0;
     bool touched = false;
   };

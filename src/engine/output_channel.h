@@ -43,6 +43,7 @@ struct RequestOutput {
   bool finished = false;               // last item: every sample has finished
   std::string error;                   // engine failure (samples finish kError)
   double ttft_s = 0;                   // add_request -> first token (set once known)
+  double queue_s = 0;                  // add_request -> first scheduled (set once known)
 };
 
 class OutputChannel {

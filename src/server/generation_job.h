@@ -1,0 +1,91 @@
+// server/generation_job.h: one completions / chat request in flight.
+//
+// Owns the engine requests of one HTTP request (one per prompt, each with n
+// samples), their output channels and one ChoiceOutput per choice
+// (choice index = prompt * n + sample). The HTTP session drives it on its
+// strand: submit() once, attach() a wake-up, then poll() whenever woken,
+// writing what poll() returns; cancel() when the client goes away.
+// Destroying a job aborts whatever is unfinished and frees its admission
+// slots, so no path leaks an engine request.
+//
+// poll() output: for a stream, SSE frames ("data: {...}\n\n", then
+// "data: [DONE]\n\n"); otherwise nothing until done, then the JSON body.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/choice_output.h"
+#include "server/openai_request.h"
+#include "server/response_builder.h"
+#include "server/server_context.h"
+
+namespace folio::server {
+
+struct JobOutput {
+  std::string bytes;  // SSE frames, or the whole body when done (non-stream)
+  bool done = false;
+  int status = 200;   // non-stream only: 500 when the engine failed
+};
+
+class GenerationJob {
+ public:
+  GenerationJob(ServerContext& ctx, GenerationRequest req);
+  ~GenerationJob();
+  GenerationJob(const GenerationJob&) = delete;
+  GenerationJob& operator=(const GenerationJob&) = delete;
+
+  // Admits and submits every prompt. Throws ApiError: 429 when --max-queue is
+  // full, 503 when the engine is overloaded or draining, 400 when it refuses.
+  void submit();
+  // `notify` runs on an engine thread whenever new output may be ready.
+  void attach(const std::function<void()>& notify);
+  JobOutput poll();
+  // The client went away: abort every unfinished engine request now.
+  void cancel();
+
+  bool streaming() const { return req_.stream; }
+  const std::string& id() const { return meta_.id; }
+
+ private:
+  struct Engine {  // one engine request (one prompt)
+    RequestId id = 0;
+    std::shared_ptr<RequestStream> stream;
+    bool finished = false;
+    std::int32_t prompt_tokens = 0;
+    std::int32_t cached_tokens = 0;
+    double first_token = 0;  // steady seconds; 0 until the first token
+  };
+  struct Choice {
+    std::unique_ptr<ChoiceOutput> out;
+    std::string text;
+    std::vector<ChoiceDelta> pieces;  // kept for logprobs of a non-stream response
+    std::string finish_reason;
+    double last_token = 0;
+  };
+
+  void start_frames(std::string& out);
+  void apply(std::size_t e, const StreamItem& item, std::string& out);
+  void apply_sample(std::size_t e, const SampleDelta& d, std::string& out);
+  void finish_engine(std::size_t e, const StreamItem& item, std::string& out);
+  std::string final_frames();
+  JobOutput final_body();
+  Usage usage() const;
+  void release_all(bool aborted);
+
+  ServerContext& ctx_;
+  GenerationRequest req_;
+  ResponseMeta meta_;
+  std::vector<Engine> engines_;
+  std::vector<Choice> choices_;
+  double arrival_ = 0;
+  bool started_ = false;    // first poll emitted the opening frames
+  bool done_ = false;
+  bool released_ = false;
+  std::string error_;       // engine failure message
+};
+
+}  // namespace folio::server

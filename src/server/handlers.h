@@ -1,0 +1,22 @@
+// server/handlers.h: the endpoint handlers (one per route).
+//
+// Each takes the shared context and the request, and returns a reply or
+// throws ApiError. Generation handlers return a reply holding a submitted
+// GenerationJob.
+#pragma once
+
+#include "server/http_types.h"
+#include "server/server_context.h"
+
+namespace folio::server {
+
+HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_models(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_health(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_version(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_metrics(ServerContext& ctx, const HttpRequest& req);
+
+}  // namespace folio::server

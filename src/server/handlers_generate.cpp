@@ -1,0 +1,39 @@
+// server/handlers_generate.cpp: /v1/completions and /v1/chat/completions.
+#include <string>
+
+#include "server/handlers.h"
+#include "server/json_fields.h"
+
+namespace folio::server {
+namespace {
+
+HttpReply start_job(ServerContext& ctx, GenerationRequest req) {
+  if (!req.ignored_fields.empty() && ctx.log.enabled(LogLevel::kDebug)) {
+    std::string names;
+    for (const auto& n : req.ignored_fields) names += (names.empty() ? "" : ", ") + n;
+    ctx.log.debug("ignoring unknown request fields: " + names);
+  }
+  HttpReply r;
+  const bool stream = req.stream;
+  r.job = std::make_unique<GenerationJob>(ctx, std::move(req));
+  r.job->submit();
+  if (stream) {
+    r.content_type = "text/event-stream";
+    r.headers.emplace_back("Cache-Control", "no-cache");
+  }
+  return r;
+}
+
+}  // namespace
+
+HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req) {
+  const auto body = parse_body(req.body);
+  return start_job(ctx, parse_completion_request(body, ctx.model, ctx.config));
+}
+
+HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req) {
+  const auto body = parse_body(req.body);
+  return start_job(ctx, parse_chat_request(body, ctx.model, ctx.config));
+}
+
+}  // namespace folio::server

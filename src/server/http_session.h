@@ -1,0 +1,28 @@
+// server/http_session.h: one client connection (Boost.Beast, async, on a strand).
+//
+// Reads requests with bounded head and body (431 / 413) under idle and
+// request timeouts, routes them, and writes replies; keep-alive per
+// HTTP/1.1. A generation reply is driven here: the job's engine stream wakes
+// the session through its strand; each poll's output is written as one
+// chunk of an SSE stream (or, for non-streaming, one response at the end).
+// While a job runs, one read is kept pending on the socket: if the client
+// closes it (EOF or reset) or a write fails, the job is cancelled at once,
+// which aborts its engine requests (their KV blocks are freed in the next
+// engine step). Bytes a client pipelines meanwhile are kept for the next read.
+#pragma once
+
+#include <memory>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "server/post_gate.h"
+#include "server/server_context.h"
+
+namespace folio::server {
+
+// Starts serving `socket` (which must use a strand executor); the session keeps
+// itself alive through its pending operations.
+void start_session(boost::asio::ip::tcp::socket socket, ServerContext& ctx,
+                   std::shared_ptr<PostGate> gate);
+
+}  // namespace folio::server

@@ -1,0 +1,273 @@
+// server/openai_request.cpp: parsing and validating completions / chat bodies.
+#include "server/openai_request.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "server/api_error.h"
+#include "server/json_fields.h"
+
+namespace folio::server {
+namespace {
+
+constexpr std::int64_t kI32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::size_t kMaxPromptIds = 1u << 20;
+
+// Fields shared by both endpoints that map onto SamplingParams.
+void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
+  sampling::SamplingParams& p = r.params;
+  const double big = 1e9;
+  if (auto v = f.number("temperature", 0, big)) p.temperature = static_cast<float>(*v);
+  if (auto v = f.number("top_p", -big, big)) p.top_p = static_cast<float>(*v);
+  if (auto v = f.integer("top_k", -1, kI32Max)) p.top_k = static_cast<std::int32_t>(*v);
+  if (auto v = f.number("min_p", -big, big)) p.min_p = static_cast<float>(*v);
+  if (auto v = f.number("presence_penalty", -big, big)) p.presence_penalty = static_cast<float>(*v);
+  if (auto v = f.number("frequency_penalty", -big, big)) p.frequency_penalty = static_cast<float>(*v);
+  if (auto v = f.number("repetition_penalty", -big, big)) p.repetition_penalty = static_cast<float>(*v);
+  if (auto v = f.integer("seed", std::numeric_limits<std::int64_t>::min(),
+                         std::numeric_limits<std::int64_t>::max())) {
+    p.seed = static_cast<std::uint64_t>(*v);
+  }
+  if (auto v = f.integer("min_tokens", 0, kI32Max)) p.min_tokens = static_cast<std::int32_t>(*v);
+  if (auto v = f.boolean("ignore_eos")) p.ignore_eos = *v;
+  if (auto v = f.boolean("include_stop_str_in_output")) p.include_stop_str_in_output = *v;
+  if (auto v = f.boolean("skip_special_tokens")) r.skip_special_tokens = *v;
+  p.stop = f.strings("stop", sampling::kMaxStopStrings);
+  p.stop_token_ids = f.int_list("stop_token_ids", 0, model.vocab_size - 1, sampling::kMaxLogitBias);
+  if (const auto* lb = f.get("logit_bias")) {
+    if (!lb->is_object() || lb->size() > sampling::kMaxLogitBias) {
+      bad_param("logit_bias", "an object mapping token ids to biases");
+    }
+    for (const auto& [key, val] : lb->items()) {
+      std::size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != key.size() || id < 0 || id >= model.vocab_size) {
+        bad_param("logit_bias", "keyed by token ids in [0, " + std::to_string(model.vocab_size) + ")");
+      }
+      if (!val.is_number()) bad_param("logit_bias", "an object mapping token ids to numbers");
+      p.logit_bias[static_cast<TokenId>(id)] = static_cast<float>(val.get<double>());
+    }
+  }
+  if (auto v = f.integer("n", 1, kI32Max)) r.n = static_cast<std::int32_t>(*v);
+  if (auto v = f.integer("priority", std::numeric_limits<std::int32_t>::min(), kI32Max)) {
+    r.priority = static_cast<std::int32_t>(*v);
+  }
+  if (auto v = f.boolean("stream")) r.stream = *v;
+  if (const auto* so = f.get("stream_options")) {
+    if (!so->is_object()) bad_param("stream_options", "an object");
+    if (!r.stream) throw ApiError(400, "stream_options can only be set when stream is true", "stream_options");
+    Fields sf(*so);
+    if (auto v = sf.boolean("include_usage")) r.include_usage = *v;
+  }
+  f.string("user");  // accepted, unused
+}
+
+void check_model(Fields& f, GenerationRequest& r, const ModelContext& model) {
+  r.model = model.name();
+  if (auto m = f.string("model"); m && !m->empty()) {
+    if (!model.serves(*m)) {
+      throw ApiError(404, "The model `" + *m + "` does not exist.", "model");
+    }
+    r.model = *m;
+  }
+}
+
+// max_tokens against --max-model-len, with vLLM's wording and numbers.
+void fit_lengths(GenerationRequest& r, std::optional<std::int64_t> max_tokens, const ModelContext& model) {
+  const std::int32_t limit = model.max_model_len;
+  const char* what = r.kind == ApiKind::kChat ? "messages" : "prompt";
+  for (const auto& prompt : r.prompts) {
+    const auto len = static_cast<std::int64_t>(prompt.size());
+    if (len >= limit) {
+      throw ApiError(400, "This model's maximum context length is " + std::to_string(limit) +
+                              " tokens. However, your request has " + std::to_string(len) +
+                              " input tokens. Please reduce the length of the " + what + ".");
+    }
+    if (max_tokens && len + *max_tokens > limit) {
+      throw ApiError(400, "This model's maximum context length is " + std::to_string(limit) +
+                              " tokens. However, you requested " + std::to_string(len + *max_tokens) +
+                              " tokens (" + std::to_string(len) + " in the " + what + ", " +
+                              std::to_string(*max_tokens) + " in the completion). Please reduce the "
+                              "length of the " + what + " or completion.", "max_tokens");
+    }
+    r.max_tokens.push_back(static_cast<std::int32_t>(max_tokens ? *max_tokens : limit - len));
+  }
+}
+
+void finish(Fields& f, GenerationRequest& r, std::optional<std::int64_t> max_tokens,
+            const ModelContext& model, const ServerConfig& config) {
+  if (r.n > config.max_n) bad_param("n", "at most " + std::to_string(config.max_n));
+  fit_lengths(r, max_tokens, model);
+  if (r.want_logprobs) r.params.logprobs = r.top_logprobs;
+  // Validate with the smallest max_tokens (min_tokens <= max_tokens).
+  r.params.max_tokens = r.max_tokens.empty() ? 1 : r.max_tokens.front();
+  for (std::int32_t m : r.max_tokens) r.params.max_tokens = std::min(*r.params.max_tokens, m);
+  try {
+    r.params.validate(model.vocab_size);
+  } catch (const Error& e) {
+    throw ApiError(400, e.what());
+  }
+  r.ignored_fields = f.unread();
+}
+
+void add_prompt(GenerationRequest& r, std::vector<TokenId> ids, const ModelContext& model) {
+  if (ids.empty()) throw ApiError(400, "prompt must not be empty", "prompt");
+  r.prompt_texts.push_back(model.tokenizer->decode(ids));
+  r.prompts.push_back(std::move(ids));
+}
+
+void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelContext& model,
+                  const ServerConfig& config) {
+  if (!p) bad_param("prompt", "given (a string, a list of strings or token ids)");
+  const tokenizer::EncodeOptions enc{.add_special = true, .parse_special = true};
+  const auto text_prompt = [&](const nlohmann::json& s) {
+    if (s.get_ref<const std::string&>().empty()) throw ApiError(400, "prompt must not be empty", "prompt");
+    add_prompt(r, model.tokenizer->encode(s.get_ref<const std::string&>(), enc), model);
+  };
+  if (p->is_string()) return text_prompt(*p);
+  if (!p->is_array() || p->empty()) bad_param("prompt", "a non-empty string, list of strings or token ids");
+  const auto& first = p->front();
+  if (first.is_number()) {
+    if (p->size() > kMaxPromptIds) bad_param("prompt", "at most " + std::to_string(kMaxPromptIds) + " tokens");
+    return add_prompt(r, token_ids(*p, "prompt", model.vocab_size), model);
+  }
+  if (p->size() > static_cast<std::size_t>(config.max_prompts)) {
+    bad_param("prompt", "a list of at most " + std::to_string(config.max_prompts) + " prompts");
+  }
+  for (const auto& item : *p) {
+    if (item.is_string() && first.is_string()) {
+      text_prompt(item);
+    } else if (item.is_array() && first.is_array() && item.size() <= kMaxPromptIds) {
+      add_prompt(r, token_ids(item, "prompt", model.vocab_size), model);
+    } else {
+      bad_param("prompt", "a string, a list of strings, a list of token ids or a list of such lists");
+    }
+  }
+}
+
+std::optional<std::int64_t> read_max_tokens(Fields& f) {
+  auto a = f.integer("max_tokens", 1, kI32Max);
+  auto b = f.integer("max_completion_tokens", 1, kI32Max);
+  return b ? b : a;
+}
+
+}  // namespace
+
+GenerationRequest parse_completion_request(const nlohmann::json& body, const ModelContext& model,
+                                           const ServerConfig& config) {
+  GenerationRequest r;
+  r.kind = ApiKind::kCompletion;
+  Fields f(body);
+  check_model(f, r, model);
+  if (f.get("suffix")) throw ApiError(400, "suffix is not supported", "suffix");
+  if (f.get("best_of")) {
+    if (auto b = f.integer("best_of", 1, kI32Max); b && *b != 1) {
+      throw ApiError(400, "best_of is not supported", "best_of");
+    }
+  }
+  read_sampling(f, r, model);
+  if (auto v = f.boolean("echo")) r.echo = *v;
+  if (auto v = f.integer("logprobs", 0, kI32Max)) {
+    if (*v > config.max_logprobs) {
+      bad_param("logprobs", "at most " + std::to_string(config.max_logprobs) + " (--max-logprobs)");
+    }
+    r.want_logprobs = true;
+    r.top_logprobs = static_cast<std::int32_t>(*v);
+  }
+  if (r.echo && r.want_logprobs) {
+    throw ApiError(400, "echo together with logprobs (prompt logprobs) is not supported", "echo");
+  }
+  const auto max_tokens = read_max_tokens(f);
+  Stopwatch sw;
+  read_prompts(f.get("prompt"), r, model, config);
+  r.tokenize_seconds = sw.seconds();
+  finish(f, r, max_tokens, model, config);
+  return r;
+}
+
+std::string render_chat(const nlohmann::json& messages, const ModelContext& model,
+                        bool add_generation_prompt) {
+  if (!model.chat_template) {
+    throw ApiError(400, "this model has no chat template; pass --chat-template to the server "
+                        "or use /v1/completions");
+  }
+  if (!messages.is_array() || messages.empty()) bad_param("messages", "a non-empty list of messages");
+  nlohmann::ordered_json norm = nlohmann::ordered_json::array();
+  for (const auto& m : messages) {
+    if (!m.is_object()) bad_param("messages", "a list of objects with 'role' and 'content'");
+    const auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) bad_param("messages", "objects with a string 'role'");
+    const auto& rs = role->get_ref<const std::string&>();
+    if (rs != "system" && rs != "user" && rs != "assistant" && rs != "developer") {
+      throw ApiError(400, "unsupported message role '" + rs + "' (system, user, assistant)", "messages");
+    }
+    std::string text;
+    const auto content = m.find("content");
+    if (content == m.end() || content->is_null()) {
+      if (rs != "assistant") bad_param("messages", "objects with 'content'");
+    } else if (content->is_string()) {
+      text = content->get<std::string>();
+    } else if (content->is_array()) {
+      for (const auto& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string()) {
+          throw ApiError(400, "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
+                         "messages");
+        }
+        text += part["text"].get<std::string>();
+      }
+    } else {
+      bad_param("messages", "objects whose 'content' is a string or a list of text parts");
+    }
+    norm.push_back({{"role", rs == "developer" ? "system" : rs}, {"content", text}});
+  }
+  chat::RenderOptions ro;
+  ro.add_generation_prompt = add_generation_prompt;
+  ro.bos_token = model.bos_token;
+  ro.eos_token = model.eos_token;
+  try {
+    return model.chat_template->render(norm, ro);
+  } catch (const Error& e) {
+    // Templates raise on bad conversations ("roles must alternate ..."): the client's fault.
+    throw ApiError(400, std::string("chat template: ") + e.what(), "messages");
+  }
+}
+
+GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelContext& model,
+                                     const ServerConfig& config) {
+  GenerationRequest r;
+  r.kind = ApiKind::kChat;
+  Fields f(body);
+  check_model(f, r, model);
+  read_sampling(f, r, model);
+  if (auto v = f.boolean("logprobs")) r.want_logprobs = *v;
+  if (auto v = f.integer("top_logprobs", 0, kI32Max)) {
+    if (!r.want_logprobs) throw ApiError(400, "top_logprobs requires logprobs to be true", "top_logprobs");
+    if (*v > config.max_logprobs) {
+      bad_param("top_logprobs", "at most " + std::to_string(config.max_logprobs) + " (--max-logprobs)");
+    }
+    r.top_logprobs = static_cast<std::int32_t>(*v);
+  }
+  const bool add_gen = f.boolean("add_generation_prompt").value_or(true);
+  const auto max_tokens = read_max_tokens(f);
+  const nlohmann::json* messages = f.get("messages");
+  if (!messages) bad_param("messages", "given");
+  Stopwatch sw;
+  const std::string text = render_chat(*messages, model, add_gen);
+  std::vector<TokenId> ids = model.tokenizer->encode(text, {.add_special = false, .parse_special = true});
+  r.tokenize_seconds = sw.seconds();
+  if (ids.empty()) throw ApiError(400, "the rendered conversation is empty", "messages");
+  r.prompt_texts.push_back(text);
+  r.prompts.push_back(std::move(ids));
+  finish(f, r, max_tokens, model, config);
+  return r;
+}
+
+}  // namespace folio::server

@@ -1,0 +1,54 @@
+// server/server.h: the OpenAI-compatible HTTP server (public API).
+//
+//   ServerConfig cfg = ...;                       // from CLI flags
+//   ModelContext model = make_model_context(...); // tokenizer + chat template
+//   MyEngineAdapter engine(...);                  // implements EngineClient
+//   return run_server(cfg, engine, model, logger); // until SIGINT / SIGTERM
+//
+// A small pool of IO threads (cfg.io_threads) runs every connection
+// asynchronously (no thread per connection). Shutdown: stop accepting, let
+// in-flight generations finish for up to cfg.shutdown_grace_s, abort the
+// rest, close connections, return.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "base/log.h"
+#include "server/engine_client.h"
+#include "server/model_context.h"
+#include "server/server_config.h"
+
+namespace folio::server {
+
+struct ServerContext;
+
+class Server {
+ public:
+  // All references must outlive the Server.
+  Server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
+         const Logger& log);
+  ~Server();  // shutdown(0) when still running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds cfg.host:cfg.port, starts the IO threads; returns the bound port.
+  // Throws folio::Error when the address cannot be bound.
+  std::uint16_t start();
+  // Graceful stop (idempotent); returns when the IO threads have exited.
+  void shutdown(double grace_s);
+  ServerContext& context();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs a server until SIGINT or SIGTERM, then shuts down gracefully with
+// cfg.shutdown_grace_s and returns 0. `on_listening` (optional) is called
+// with the bound port once signals are being handled and the socket listens.
+int run_server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
+               const Logger& log, const std::function<void(std::uint16_t)>& on_listening = {});
+
+}  // namespace folio::server

@@ -1,0 +1,49 @@
+// server/server_config.h: every `folio serve` option, as plain data.
+//
+// The CLI (cli/cmd_serve.cpp) maps CLI11 options onto this struct one to
+// one; names and meanings follow `vllm serve` wherever vLLM has the concept.
+// The engine-sizing fields (max_num_seqs ... threads) are not read by the
+// HTTP layer itself: they are here so one struct describes a server and the
+// CLI can hand it to the engine factory and log it at start-up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace folio::server {
+
+struct ServerConfig {
+  // ---- model and engine (issue #5 section 4; vLLM names) ----
+  std::string model;                           // [MODEL] / --model / -m; "" = default model
+  std::vector<std::string> served_model_name;  // --served-model-name; first is reported; "" -> model
+  std::int32_t max_model_len = 0;              // --max-model-len; 0 = the model's context length
+  std::int32_t max_num_seqs = 0;               // --max-num-seqs; 0 = engine default
+  std::int32_t max_num_batched_tokens = 0;     // --max-num-batched-tokens; 0 = engine default
+  std::int32_t block_size = 16;                // --block-size (tokens per KV block)
+  std::string kv_cache_memory;                 // --kv-cache-memory, e.g. "4GiB"; "" = auto
+  bool enable_prefix_caching = true;           // --enable-prefix-caching / --no-enable-prefix-caching
+  std::string scheduling_policy = "fcfs";      // --scheduling-policy: fcfs | priority
+  std::int32_t threads = 0;                    // --threads; 0 = all cores
+  std::string chat_template;                   // --chat-template: a file path or the template text
+
+  // ---- HTTP front end ----
+  std::string host = "0.0.0.0";  // --host (vLLM default: all interfaces)
+  std::uint16_t port = 8000;     // --port; 0 = any free port (tests)
+  std::string api_key;           // --api-key, else $FOLIO_API_KEY; "" = no auth
+  std::int32_t max_logprobs = 20;  // --max-logprobs: cap on logprobs / top_logprobs
+
+  // ---- limits (folio's own; vLLM has no equivalents) ----
+  std::int32_t max_queue = 1024;        // --max-queue: engine requests in flight; beyond -> 429
+  std::int32_t io_threads = 2;          // --io-threads: Asio threads (no thread per connection)
+  std::size_t max_body_bytes = 8u << 20;     // --max-body-bytes: request body; beyond -> 413
+  std::size_t max_header_bytes = 16u << 10;  // --max-header-bytes: request head; beyond -> 431
+  double idle_timeout_s = 60;       // --idle-timeout: keep-alive connection with no request
+  double request_timeout_s = 30;    // --request-timeout: time to receive one whole request
+  double shutdown_grace_s = 30;     // --shutdown-grace: in-flight requests may finish this long
+  std::int32_t max_n = 64;          // largest `n` (samples per prompt) accepted
+  std::int32_t max_prompts = 64;    // largest list of prompts in one completions request
+};
+
+}  // namespace folio::server

@@ -1,0 +1,46 @@
+// tests/server/metrics_test.cpp: Prometheus text rendering.
+#include <gtest/gtest.h>
+
+#include "server/metrics.h"
+
+namespace folio::server {
+namespace {
+
+TEST(Metrics, HistogramBucketsAreCumulative) {
+  Histogram h({0.1, 1.0});
+  h.observe(0.05);
+  h.observe(0.5);
+  h.observe(0.5);
+  h.observe(7);
+  std::string out;
+  h.render(out, "x", "m=\"a\"");
+  EXPECT_EQ(out,
+            "x_bucket{le=\"0.10000000000000001\",m=\"a\"} 1\n"
+            "x_bucket{le=\"1\",m=\"a\"} 3\n"
+            "x_bucket{le=\"+Inf\",m=\"a\"} 4\n"
+            "x_sum{m=\"a\"} 8.0500000000000007\n"
+            "x_count{m=\"a\"} 4\n");
+}
+
+TEST(Metrics, LabelValuesAreEscaped) {
+  EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  ServerMetrics m("we\"ird");
+  const std::string out = m.render(EngineStats{});
+  EXPECT_NE(out.find("model_name=\"we\\\"ird\""), std::string::npos);
+}
+
+TEST(Metrics, EveryFamilyHasHelpAndTypeOnce) {
+  ServerMetrics m("m");
+  m.add_prompt_tokens(3);
+  m.request_finished("stop");
+  const std::string out = m.render(EngineStats{});
+  std::size_t types = 0, pos = 0;
+  while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++types, ++pos;
+  EXPECT_EQ(types, 16u);  // 3 gauges + 6 counters + 6 histograms + stage counter
+  EXPECT_NE(out.find("folio:request_success_total{finished_reason=\"stop\",model_name=\"m\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("folio:prompt_tokens_total{model_name=\"m\"} 3\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace folio::server
