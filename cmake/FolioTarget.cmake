@@ -43,15 +43,20 @@ function(folio_library name)
   folio_options(folio_${name})
 endfunction()
 
-# folio_test(<name> SOURCES ... DEPS ...): a GoogleTest executable registered with CTest.
+# folio_test(<name> SOURCES ... DEPS ... [LABELS ...]): a GoogleTest executable
+# registered with CTest. Label `slow` marks tests that scripts/test runs in
+# the release build only (not again under the sanitizers).
 function(folio_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
       FOLIO_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       FOLIO_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
   folio_options(${name})
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "FOLIO_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  set(props ENVIRONMENT "FOLIO_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  if(ARG_LABELS)
+    list(APPEND props LABELS "${ARG_LABELS}")
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()

@@ -8,15 +8,11 @@
 // registers an edge-triggered callback (set_notify, for async IO).
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/notify_queue.h"
 #include "sampling/logprobs.h"
 #include "sched/request.h"
 
@@ -46,30 +42,7 @@ struct RequestOutput {
   double queue_s = 0;                  // add_request -> first scheduled (set once known)
 };
 
-class OutputChannel {
- public:
-  // Producer (engine thread).
-  void push(RequestOutput item);
-
-  // Consumer. `notify` runs on the producer's thread when items arrive while
-  // the consumer is drained (edge triggered); it must be cheap and must not
-  // call into this channel. Called at once when items are already waiting.
-  void set_notify(std::function<void()> notify);
-  std::vector<RequestOutput> drain();
-  // Blocks up to `timeout` for at least one item (returns what is there).
-  std::vector<RequestOutput> wait_drain(std::chrono::milliseconds timeout);
-  // Blocks until the final item was pushed; returns everything not drained.
-  std::vector<RequestOutput> wait_all();
-  bool finished() const;
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<RequestOutput> queue_;
-  bool armed_ = true;
-  bool finished_ = false;
-  std::mutex notify_mu_;  // held while calling notify_, so set_notify fences it
-  std::function<void()> notify_;
-};
+// One request's channel: see base/notify_queue.h for the threading contract.
+using OutputChannel = NotifyQueue<RequestOutput>;
 
 }  // namespace folio::engine

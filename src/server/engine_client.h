@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/notify_queue.h"
 #include "base/timer.h"
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
@@ -81,36 +82,9 @@ struct StreamItem {
 };
 
 // One request's output channel. Producer: the engine thread. Consumer:
-// exactly one (an HTTP session), either by callback (set_notify + drain, for
-// async IO) or by blocking (wait_drain, for tests and simple tools).
-class RequestStream {
- public:
-  // Producer side. Thread-safe against the consumer.
-  void push(StreamItem item);
-
-  // Consumer side. `notify` is called on the producer's thread whenever items
-  // become available while the consumer is not known to be draining (edge
-  // triggered: once per transition from "drained" to "has items"); it must be
-  // cheap and must not call back into this stream (post to an executor).
-  // Called at once when items are already waiting. After set_notify(nullptr)
-  // returns, no call of the previous callback is running or will run.
-  void set_notify(std::function<void()> notify);
-  // Everything queued so far (possibly nothing); re-arms the notification.
-  std::vector<StreamItem> drain();
-  // Blocks up to `timeout` for at least one item.
-  std::vector<StreamItem> wait_drain(std::chrono::milliseconds timeout);
-  // The final item has been pushed (it may not have been drained yet).
-  bool finished() const;
-
- private:
-  mutable std::mutex mu_;  // guards queue_, armed_, finished_
-  std::condition_variable cv_;
-  std::deque<StreamItem> queue_;
-  bool armed_ = true;
-  bool finished_ = false;
-  std::mutex notify_mu_;  // held while calling notify_, so set_notify can fence it
-  std::function<void()> notify_;
-};
+// exactly one (an HTTP session), by callback (set_notify + drain, for async
+// IO) or by blocking (wait_drain, for tests). Contract: base/notify_queue.h.
+using RequestStream = NotifyQueue<StreamItem>;
 
 // Aggregate engine state for /metrics and /health.
 struct EngineStats {
