@@ -9,6 +9,9 @@
 // With threads:1 the rates use CPU time (meaningful on a loaded machine);
 // with threads:2 they use wall time (the caller's CPU time would undercount).
 // k-quants need cols % 256 == 0, so for them 576 columns become 512.
+// Types with 32-value blocks run with the default 16-bit activations and, as
+// ".../act8", with 8-bit ones (ActivationBits::k8), to show the cost of the
+// higher precision in the same run.
 //
 // Run: build/<dir>/bench/kernels_bench [--benchmark_filter=Q4_1]
 #include <benchmark/benchmark.h>
@@ -44,14 +47,18 @@ Setup make(TensorType t, std::size_t rows, std::size_t cols, std::size_t n) {
   return s;
 }
 
-void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t cols, std::size_t n) {
+void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t cols, std::size_t n,
+         ActivationBits bits) {
   const int threads = static_cast<int>(state.range(0));
   ThreadPool pool(threads);
   Setup s = make(t, rows, cols, n);
+  const ActivationBits previous = activation_bits();
+  set_activation_bits(bits);
   for (auto _ : state) {
     matmul(s.w, s.x.data(), n, s.y.data(), pool);
     benchmark::DoNotOptimize(s.y.data());
   }
+  set_activation_bits(previous);
   if (n == 1) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * s.bytes.size()));
   } else {
@@ -74,13 +81,18 @@ void register_all() {
       for (std::size_t n : {1, 16, 512}) {
         if (n == 512 && rows > 1536) continue;
         const std::string kind = n == 1 ? "matvec/" : "matmul" + std::to_string(n) + "/";
-        for (int threads : {1, 2}) {
-          auto* b = benchmark::RegisterBenchmark((kind + name + "/" + shape).c_str(),
-                                                 [=](benchmark::State& st) { run(st, t, rows, c, n); })
-                        ->Arg(threads)
-                        ->ArgName("threads");
-          if (threads > 1) b->UseRealTime();
-          if (n == 512) b->Unit(benchmark::kMillisecond);
+        for (ActivationBits bits : {ActivationBits::k16, ActivationBits::k8}) {
+          if (bits == ActivationBits::k8 && folio::quant::traits(t).block_elems != 32) continue;
+          const std::string suffix = bits == ActivationBits::k8 ? "/act8" : "";
+          for (int threads : {1, 2}) {
+            auto* b = benchmark::RegisterBenchmark(
+                          (kind + name + "/" + shape + suffix).c_str(),
+                          [=](benchmark::State& st) { run(st, t, rows, c, n, bits); })
+                          ->Arg(threads)
+                          ->ArgName("threads");
+            if (threads > 1) b->UseRealTime();
+            if (n == 512) b->Unit(benchmark::kMillisecond);
+          }
         }
       }
     }

@@ -2,7 +2,8 @@
 //
 // Work decomposition for Y[n x rows] = X[n x cols] . W^T:
 //   1. activations are converted once into the weight type's activation
-//      format (8-bit blocks for quantized weights), in parallel over rows of X;
+//      format (16- or 8-bit blocks for quantized weights, see ActivationBits),
+//      in parallel over rows of X;
 //   2. weight rows are split among threads in runs of kRowTile rows;
 //   3. each thread walks X in chunks of kActChunk rows (kept in L2) and, for
 //      each run of kRowTile weight rows (kept in L1), calls the type's tile
@@ -16,6 +17,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -31,15 +33,18 @@ namespace {
 constexpr std::size_t kRowTile = 16;   // weight rows per tile call (L1-resident)
 constexpr std::size_t kActChunk = 64;  // activation rows per pass (L2-resident)
 
+std::atomic<ActivationBits> g_activation_bits{ActivationBits::k16};
+
 const cpu::GemmKernel* select_kernel(gguf::TensorType type) {
+  const ActivationBits bits = activation_bits();
   if (active_isa() == Isa::kAvx2) {
-    if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type)) return k;
+    if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type, bits)) return k;
   }
-  return cpu::scalar_gemm_kernel(type);
+  return cpu::scalar_gemm_kernel(type, bits);
 }
 
 const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type) {
-  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type) : nullptr;
+  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type, activation_bits()) : nullptr;
 }
 
 // Per-calling-thread scratch for quantized activations: grows to the largest
@@ -51,10 +56,16 @@ std::vector<std::uint8_t>& act_scratch() {
 
 }  // namespace
 
+void set_activation_bits(ActivationBits bits) {
+  g_activation_bits.store(bits, std::memory_order_relaxed);
+}
+
+ActivationBits activation_bits() { return g_activation_bits.load(std::memory_order_relaxed); }
+
 WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::uint8_t> bytes,
                                    std::size_t rows, std::size_t cols) {
   const quant::TypeTraits& t = quant::traits(type);  // throws for unknown types
-  if (cpu::scalar_gemm_kernel(type) == nullptr) {
+  if (cpu::scalar_gemm_kernel(type, ActivationBits::k16) == nullptr) {
     throw Error("matmul does not support weights of type " + std::string(t.name));
   }
   if (rows == 0 || cols == 0 || cols % t.block_elems != 0) {

@@ -9,8 +9,9 @@
 // A WeightMatrix is prepared once at load: it views the mmapped bytes, or
 // holds a repacked copy when a SIMD layout is faster (then `repacked()` says
 // so and `folio info` reports it). The fast path may quantize activations
-// (e.g. to 8-bit blocks) as llama.cpp does; the reference path dequantizes
-// rows and accumulates in f32/f64 and is the oracle for tests.
+// (16-bit blocks of 32 for the Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 weights by default,
+// 8-bit blocks of 256 for the k-quants, as llama.cpp does); the reference
+// path dequantizes rows and accumulates in f32/f64 and is the oracle for tests.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,21 @@ class WeightMatrix {
   std::span<const std::uint8_t> file_bytes_;
   std::shared_ptr<const std::uint8_t[]> owned_;
 };
+
+// Activation precision of the fast path for the 32-value block weight types
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0):
+//   k16 (default): x ~= d * q, d = max|x| / 32258 per block of 32; the
+//       integer dot products run twice (two int8 halves of q). On
+//       SmolLM2-135M Q4_1 the logits match HF to mean KL 6e-8 (top-1 100%).
+//   k8: llama.cpp's q8 activations (d = max|x| / 127): mean KL 2.2e-3,
+//       top-1 97.6% on the same model, but about half the integer work:
+//       prefill matmuls ~1.8x and small matvecs ~1.5x faster (large
+//       memory-bound matvecs about the same).
+// A process-wide setting, read at every matmul call; change it only while no
+// matmul runs (e.g. at startup from a command-line flag).
+enum class ActivationBits { k8 = 8, k16 = 16 };
+void set_activation_bits(ActivationBits bits);
+ActivationBits activation_bits();
 
 // Fast path: SIMD kernels chosen once from CPUID (scalar fallback everywhere).
 void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool);

@@ -1,19 +1,22 @@
 // tests/kernels/matmul_test.cpp: every weight type's fast matmul (AVX2 and the
-// forced scalar fallback) against matmul_ref (exact dequantization, f64 sums).
+// forced scalar fallback) against matmul_ref (exact dequantization, f64 sums),
+// with 16-bit (default) and 8-bit activations for the 32-value block types.
 //
 // Two checks per output:
 //  * exact-activation check: the fast path's documented activation rounding
-//    (x^ = d * round_half_even(x * (1/d)), d = max|x_block|/127) is applied
-//    to x here, and matmul_ref(W, x^) must match to f32 rounding: a relative
-//    2e-5 of sum_j |w_j| |x_j| (scales are multiplied in f32 and partial sums
-//    are added in a different order). This catches any wrong weight or
+//    (x^ = d * round_half_even(x * (1/d)), d = max|x_block| / Q with Q = 32258
+//    for 16-bit and 127 for 8-bit activations) is applied to x here, and
+//    matmul_ref(W, x^) must match to f32 rounding: a relative 2e-5 of
+//    sum_j |w_j| |x_j| (scales are multiplied in f32 and partial sums are
+//    added in a different order). This catches any wrong weight or
 //    activation element.
 //  * end-to-end check against matmul_ref(W, x) with the bound below.
 //
 // Tolerance. The fast path quantizes each activation block of B values (32,
-// or 256 for k-quants) to x^ = d*q with d = max|x|/127, so |x^ - x| <= d/2 =
-// max|x_block|/254 per element, and the result can move by at most
-//   E_q = sum_j |w_j| * max|x_block(j)| / 254.
+// or 256 for k-quants, which always use Q = 127) to x^ = d*q with
+// d = max|x|/Q, so |x^ - x| <= d/2 = max|x_block|/(2Q) per element, and the
+// result can move by at most
+//   E_q = sum_j |w_j| * max|x_block(j)| / (2Q).
 // On top of that come f32 rounding differences (scales are multiplied in f32,
 // partial sums are added in a different order): a relative 2e-5 of
 // sum_j |w_j| |x_j| is far above that, yet far below any wrong-element error.
@@ -27,6 +30,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu_features.h"
 #include "kernels/matmul.h"
 #include "quant/dequantize.h"
@@ -49,6 +54,26 @@ std::size_t act_block(TensorType t) {
   return be == 1 ? 0 : be;  // 0: activations stay f32
 }
 
+// Q: the largest quantized activation magnitude (see the top of the file).
+float act_qmax(TensorType t) {
+  const bool q16 = act_block(t) == 32 && activation_bits() == ActivationBits::k16;
+  return q16 ? 32258.0f : 127.0f;
+}
+
+constexpr ActivationBits kAllBits[] = {ActivationBits::k16, ActivationBits::k8};
+
+// Sets the activation width while alive.
+class BitsOverride {
+ public:
+  explicit BitsOverride(ActivationBits b) : previous_(activation_bits()) { set_activation_bits(b); }
+  ~BitsOverride() { set_activation_bits(previous_); }
+  BitsOverride(const BitsOverride&) = delete;
+  BitsOverride& operator=(const BitsOverride&) = delete;
+
+ private:
+  ActivationBits previous_;
+};
+
 std::vector<std::size_t> col_sizes(TensorType t) {
   const std::size_t be = quant::traits(t).block_elems;
   if (be == 1) return {1, 7, 8, 15, 16, 17, 40, 100};
@@ -64,7 +89,7 @@ std::vector<float> quantized_activations(TensorType t, const std::vector<float>&
   for (std::size_t b0 = 0; b0 < x.size(); b0 += B) {
     float amax = 0;
     for (std::size_t k = b0; k < b0 + B; ++k) amax = std::max(amax, std::fabs(x[k]));
-    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float d = amax / act_qmax(t), id = d != 0.0f ? 1.0f / d : 0.0f;
     for (std::size_t k = b0; k < b0 + B; ++k) q[k] = d * std::nearbyint(x[k] * id);
   }
   return q;
@@ -77,6 +102,7 @@ struct Tolerance {
 
 Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::size_t n) {
   const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type());
+  const double two_q = 2.0 * act_qmax(w.type());
   const std::size_t rb = w.file_bytes().size() / rows;
   std::vector<float> wr(cols);
   std::vector<double> amax(x.size(), 0.0);  // max |x| of each element's block
@@ -92,7 +118,7 @@ Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::si
     for (std::size_t c = 0; c < n; ++c) {
       double eq = 0, mag = 0;
       for (std::size_t j = 0; j < cols; ++j) {
-        eq += std::fabs(wr[j]) * amax[c * cols + j] / 254.0;
+        eq += std::fabs(wr[j]) * amax[c * cols + j] / two_q;
         mag += std::fabs(wr[j]) * std::fabs(x[c * cols + j]);
       }
       tol.full[c * rows + r] = eq * 1.001 + 2e-5 * mag + 1e-30;
@@ -107,7 +133,8 @@ struct Case {
   std::size_t rows, cols, n;
   std::string str() const {
     return std::string(quant::traits(type).name) + " " + std::to_string(rows) + "x" +
-           std::to_string(cols) + " n=" + std::to_string(n);
+           std::to_string(cols) + " n=" + std::to_string(n) + " act" +
+           std::to_string(static_cast<int>(activation_bits()));
   }
 };
 
@@ -136,11 +163,61 @@ void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
 TEST(Matmul, EveryTypeAndShapeMatchesReference) {
   ThreadPool pool(2);
   std::mt19937 rng(1234);
-  for (TensorType t : kTypes) {
-    for (std::size_t cols : col_sizes(t)) {
-      for (std::size_t rows : {1, 3, 17, 34}) {
-        for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n}, pool, rng);
+  for (ActivationBits bits : kAllBits) {
+    BitsOverride set(bits);
+    for (TensorType t : kTypes) {
+      for (std::size_t cols : col_sizes(t)) {
+        for (std::size_t rows : {1, 3, 17, 34}) {
+          for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n}, pool, rng);
+        }
       }
+    }
+  }
+}
+
+// 16-bit activations are the default, and on weights with 32-value blocks
+// they bring the fast path far closer to the exact product than 8-bit ones.
+TEST(Matmul, SixteenBitActivationsAreTheDefaultAndMoreAccurate) {
+  EXPECT_EQ(activation_bits(), ActivationBits::k16);
+  ThreadPool pool(1);
+  std::mt19937 rng(5);
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_1, TensorType::Q8_0}) {
+    const std::size_t rows = 64, cols = 256;
+    const auto bytes = testing::random_weights(t, rows, cols, rng);
+    const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
+    const auto x = testing::random_activations(cols, rng);
+    std::vector<float> ref(rows), y(rows);
+    matmul_ref(w, x.data(), 1, ref.data());
+    double err[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      BitsOverride set(kAllBits[k]);
+      matmul(w, x.data(), 1, y.data(), pool);
+      for (std::size_t r = 0; r < rows; ++r) err[k] += std::fabs(double{y[r]} - ref[r]);
+    }
+    EXPECT_LT(err[0] * 30, err[1]) << quant::traits(t).name;
+  }
+}
+
+// The AVX2 16-bit activation quantizer writes the same bytes as the scalar
+// one (the scalar fallback and the panel kernels then see the same x^), also
+// for all-zero blocks, exact rounding ties and the largest magnitudes.
+TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
+  if (detected_isa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(11);
+  std::vector<float> x = testing::random_activations(32 * 64, rng);
+  std::fill(x.begin(), x.begin() + 32, 0.0f);
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j - 16) + 0.5f;  // ties
+  x[64] = 1e30f;
+  x[96] = -3e-38f;
+  std::vector<std::uint8_t> a(x.size() / 32 * sizeof(cpu::ActQ16Block)), b(a.size());
+  cpu::quantize_row_q16_32(x.data(), x.size(), a.data());
+  cpu::avx2::quantize_row_q16_32(x.data(), x.size(), b.data());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size()));
+  const auto* blocks = reinterpret_cast<const cpu::ActQ16Block*>(a.data());
+  for (std::size_t i = 0; i < x.size() / 32; ++i) {
+    for (int j = 0; j < 32; ++j) {
+      ASSERT_LE(std::abs(int{blocks[i].lo[j]}), 127);  // Q8_0 kernels negate it
+      ASSERT_LE(std::abs(int{blocks[i].hi[j]}), 127);
     }
   }
 }
@@ -173,23 +250,26 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
 TEST(Matmul, BatchAndThreadInvariant) {
   ThreadPool pool1(1), pool2(2);
   std::mt19937 rng(99);
-  for (TensorType t : kTypes) {
-    const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
-    const auto bytes = testing::random_weights(t, rows, cols, rng);
-    const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
-    const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q8_0;
-    if (panel_type && detected_isa() == Isa::kAvx2) {
-      EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
-    }
-    const auto x = testing::random_activations(n * cols, rng);
-    std::vector<float> batched(n * rows), single(rows), two(n * rows);
-    matmul(w, x.data(), n, batched.data(), pool1);
-    matmul(w, x.data(), n, two.data(), pool2);
-    EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
-    for (std::size_t c = 0; c < n; ++c) {
-      matmul(w, x.data() + c * cols, 1, single.data(), pool2);
-      EXPECT_EQ(0, std::memcmp(single.data(), batched.data() + c * rows, rows * 4))
-          << quant::traits(t).name << " row " << c;
+  for (ActivationBits bits : kAllBits) {
+    BitsOverride set(bits);
+    for (TensorType t : kTypes) {
+      const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
+      const auto bytes = testing::random_weights(t, rows, cols, rng);
+      const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
+      const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q8_0;
+      if (panel_type && detected_isa() == Isa::kAvx2) {
+        EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
+      }
+      const auto x = testing::random_activations(n * cols, rng);
+      std::vector<float> batched(n * rows), single(rows), two(n * rows);
+      matmul(w, x.data(), n, batched.data(), pool1);
+      matmul(w, x.data(), n, two.data(), pool2);
+      EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
+      for (std::size_t c = 0; c < n; ++c) {
+        matmul(w, x.data() + c * cols, 1, single.data(), pool2);
+        EXPECT_EQ(0, std::memcmp(single.data(), batched.data() + c * rows, rows * 4))
+            << quant::traits(t).name << " row " << c;
+      }
     }
   }
 }

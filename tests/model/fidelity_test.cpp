@@ -31,15 +31,14 @@ constexpr const char* kGolden = "SmolLM2-135M-Instruct.Q4_1";
 // guarantees that no argmax can flip.
 constexpr double kRefMaxAbs = 4e-4;
 
-// Fast precision quantizes activations to 8-bit blocks of 32 before each
-// matmul, exactly as llama.cpp does (q8_0/q8_1 activations). Measured on
-// SmolLM2-135M Q4_1: top-1 97.6%, mean KL 2.2e-3, all of it from activation
-// quantization (with f32 activations the fast path matches HF to 1e-8 KL).
-// Issue #3 targets top-1 >= 99% and mean KL <= 1e-3, which needs
-// higher-precision activations in the kernels; these bounds guard the
-// current scheme against regressions and are printed next to the target.
-constexpr double kFastMinTop1 = 0.97;
-constexpr double kFastMaxMeanKl = 3e-3;
+// Fast precision quantizes activations to 16-bit blocks of 32 before each
+// matmul (kernels::ActivationBits::k16, the default; see kernels/matmul.h).
+// Measured on SmolLM2-135M Q4_1: top-1 100%, mean KL 6.3e-8, max KL 2e-6,
+// max |dlogit| 0.012. The bounds are issue #3's targets (top-1 >= 99%, mean
+// KL <= 1e-3). llama.cpp-style 8-bit activations (ActivationBits::k8) give
+// top-1 97.6% and mean KL 2.2e-3 and would fail them.
+constexpr double kFastMinTop1 = 0.99;
+constexpr double kFastMaxMeanKl = 1e-3;
 constexpr double kTargetTop1 = 0.99;
 constexpr double kTargetMeanKl = 1e-3;
 

@@ -8,23 +8,24 @@ namespace folio::kernels::cpu {
 namespace {
 
 GemmKernel with_avx2_quantizer(gguf::TensorType type) {
-  GemmKernel k = *scalar_gemm_kernel(type);
+  GemmKernel k = *scalar_gemm_kernel(type, ActivationBits::k16);  // k-quants ignore bits
   k.quantize = avx2::quantize_row_q8_k;
   return k;
 }
 
 }  // namespace
 
-const GemmKernel* avx2_gemm_kernel(gguf::TensorType type) {
+const GemmKernel* avx2_gemm_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
+  const bool b8 = bits == ActivationBits::k8;
   static const GemmKernel q2_k = with_avx2_quantizer(TensorType::Q2_K);
   static const GemmKernel q3_k = with_avx2_quantizer(TensorType::Q3_K);
   switch (type) {
-    case TensorType::Q4_0: return &avx2::kQ4_0;
-    case TensorType::Q4_1: return &avx2::kQ4_1;
-    case TensorType::Q5_0: return &avx2::kQ5_0;
-    case TensorType::Q5_1: return &avx2::kQ5_1;
-    case TensorType::Q8_0: return &avx2::kQ8_0;
+    case TensorType::Q4_0: return b8 ? &avx2::kQ4_0 : &avx2::kQ4_0x16;
+    case TensorType::Q4_1: return b8 ? &avx2::kQ4_1 : &avx2::kQ4_1x16;
+    case TensorType::Q5_0: return b8 ? &avx2::kQ5_0 : &avx2::kQ5_0x16;
+    case TensorType::Q5_1: return b8 ? &avx2::kQ5_1 : &avx2::kQ5_1x16;
+    case TensorType::Q8_0: return b8 ? &avx2::kQ8_0 : &avx2::kQ8_0x16;
     case TensorType::Q2_K: return &q2_k;
     case TensorType::Q3_K: return &q3_k;
     case TensorType::Q4_K: return &avx2::kQ4_K;

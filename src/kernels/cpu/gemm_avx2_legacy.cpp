@@ -4,8 +4,9 @@
 //
 // Per weight block, w = d * q + m with q unsigned bytes (Q8_0: signed, m = 0):
 //   dot = d * d_x * sum(q * q_x) + m * s_x          (s_x = d_x * sum(q_x))
-// sum(q * q_x) is one maddubs + madd; q is unpacked once and reused for all
-// activation rows of the tile.
+// sum(q * q_x) is one maddubs + madd for 8-bit activations, and for 16-bit
+// ones (q_x = 254 * hi + lo) 254 * sum(q * hi) + sum(q * lo), two of them;
+// q is unpacked once and reused for all activation rows of the tile.
 #include <cstddef>
 #include <type_traits>
 
@@ -60,16 +61,36 @@ WBlock unpack<quant::BlockQ8_0>(const std::uint8_t* p) {
   return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)), half_to_float(b->d), 0.0f};
 }
 
+// sum(q * q_x) of one block as 8 int32 partial sums (qu = |q| for Q8_0,
+// whose sign moves onto the activation bytes).
+template <bool kSigned>
+__m256i block_dot(__m256i qu, __m256i q, const ActQ8Block& xb) {
+  __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs));
+  if constexpr (kSigned) qx = _mm256_sign_epi8(qx, q);
+  return dot_u8_i8(qu, qx);
+}
+template <bool kSigned>
+__m256i block_dot(__m256i qu, __m256i q, const ActQ16Block& xb) {
+  __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.hi));
+  __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.lo));
+  if constexpr (kSigned) {
+    hi = _mm256_sign_epi8(hi, q);
+    lo = _mm256_sign_epi8(lo, q);
+  }
+  return _mm256_add_epi32(_mm256_mullo_epi32(dot_u8_i8(qu, hi), _mm256_set1_epi32(kActQ16Base)),
+                          dot_u8_i8(qu, lo));
+}
+
 // One weight row against NC activation rows.
-template <class Block, int NC>
+template <class Block, class Act, int NC>
 void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
                 std::size_t x_stride, float* y, std::size_t ldy) {
   constexpr bool kSigned = std::is_same_v<Block, quant::BlockQ8_0>;
-  const ActQ8Block* xb[NC];
+  const Act* xb[NC];
   __m256 acc[NC];
   float acc_m[NC];
   for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
     acc[c] = _mm256_setzero_ps();
     acc_m[c] = 0.0f;
   }
@@ -77,9 +98,7 @@ void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
     const WBlock wb = unpack<Block>(w + i * sizeof(Block));
     const __m256i qu = kSigned ? _mm256_sign_epi8(wb.q, wb.q) : wb.q;  // |q| for Q8_0
     for (int c = 0; c < NC; ++c) {
-      __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[c][i].qs));
-      if constexpr (kSigned) qx = _mm256_sign_epi8(qx, wb.q);  // move q's sign onto q_x
-      const __m256 p = _mm256_cvtepi32_ps(dot_u8_i8(qu, qx));
+      const __m256 p = _mm256_cvtepi32_ps(block_dot<kSigned>(qu, wb.q, xb[c][i]));
       acc[c] = _mm256_fmadd_ps(p, _mm256_set1_ps(wb.d * xb[c][i].d), acc[c]);
       if constexpr (!kSigned) acc_m[c] += wb.m * xb[c][i].s;
     }
@@ -87,7 +106,7 @@ void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
   for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]) + acc_m[c];
 }
 
-template <class Block>
+template <class Block, class Act>
 void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
           const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
           std::size_t ldy) {
@@ -95,12 +114,21 @@ void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size
   for (std::size_t r = 0; r < nr; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     switch (nc) {
-      case 1: row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy); break;
-      case 2: row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy); break;
-      case 3: row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy); break;
-      default: row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 1: row_x_cols<Block, Act, 1>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 2: row_x_cols<Block, Act, 2>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 3: row_x_cols<Block, Act, 3>(wr, nb, x, x_stride, y + r, ldy); break;
+      default: row_x_cols<Block, Act, 4>(wr, nb, x, x_stride, y + r, ldy); break;
     }
   }
+}
+
+// 32 int32 (each within int8) -> 32 int8 in order.
+void pack_32(const __m256i* v, std::int8_t* q) {
+  const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
+                                         _mm256_packs_epi32(v[2], v[3]));
+  // packs work per 128-bit lane: restore element order.
+  const __m256i p8 = _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), p8);
 }
 
 // 32 floats -> 32 int8 (x * id rounded to nearest even), returns sum of q.
@@ -112,11 +140,7 @@ int quantize_32(const float* x, float id, std::int8_t* q) {
     v[k] = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
   const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]));
-  const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
-                                         _mm256_packs_epi32(v[2], v[3]));
-  // packs work per 128-bit lane: restore element order.
-  const __m256i p8 = _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), p8);
+  pack_32(v, q);
   return hsum_i32(sum);
 }
 
@@ -143,6 +167,31 @@ void quantize_row_q8_32(const float* x, std::size_t cols, void* out) {
   }
 }
 
+// Same float operations as the scalar quantize_row_q16_32 (gemm_scalar.cpp).
+void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActQ16Block*>(out);
+  const __m256 inv_base = _mm256_set1_ps(1.0f / kActQ16Base);
+  const __m256i base = _mm256_set1_epi32(kActQ16Base);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    const float* xb = x + 32 * i;
+    const float d = abs_max(xb, 32) / static_cast<float>(kActQ16Max);
+    const __m256 vid = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    __m256i hi[4], lo[4], sum = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) {
+      const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
+      const __m256i q = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      const __m256 h = _mm256_mul_ps(_mm256_cvtepi32_ps(q), inv_base);
+      hi[k] = _mm256_cvtps_epi32(_mm256_round_ps(h, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      lo[k] = _mm256_sub_epi32(q, _mm256_mullo_epi32(hi[k], base));
+      sum = _mm256_add_epi32(sum, q);
+    }
+    pack_32(hi, blocks[i].hi);
+    pack_32(lo, blocks[i].lo);
+    blocks[i].d = d;
+    blocks[i].s = d * static_cast<float>(hsum_i32(sum));
+  }
+}
+
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<quant::BlockQ8_K*>(out);
   for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {
@@ -162,11 +211,21 @@ void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
   }
 }
 
-const GemmKernel kQ4_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_0>};
-const GemmKernel kQ4_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_1>};
-const GemmKernel kQ5_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_0>};
-const GemmKernel kQ5_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_1>};
-const GemmKernel kQ8_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ8_0>};
+const GemmKernel kQ4_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_0, ActQ8Block>};
+const GemmKernel kQ4_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ4_1, ActQ8Block>};
+const GemmKernel kQ5_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_0, ActQ8Block>};
+const GemmKernel kQ5_1{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ5_1, ActQ8Block>};
+const GemmKernel kQ8_0{ActFormat::kQ8_32, quantize_row_q8_32, tile<quant::BlockQ8_0, ActQ8Block>};
+const GemmKernel kQ4_0x16{ActFormat::kQ16_32, quantize_row_q16_32,
+                          tile<quant::BlockQ4_0, ActQ16Block>};
+const GemmKernel kQ4_1x16{ActFormat::kQ16_32, quantize_row_q16_32,
+                          tile<quant::BlockQ4_1, ActQ16Block>};
+const GemmKernel kQ5_0x16{ActFormat::kQ16_32, quantize_row_q16_32,
+                          tile<quant::BlockQ5_0, ActQ16Block>};
+const GemmKernel kQ5_1x16{ActFormat::kQ16_32, quantize_row_q16_32,
+                          tile<quant::BlockQ5_1, ActQ16Block>};
+const GemmKernel kQ8_0x16{ActFormat::kQ16_32, quantize_row_q16_32,
+                          tile<quant::BlockQ8_0, ActQ16Block>};
 
 }  // namespace folio::kernels::cpu::avx2
 FOLIO_AVX2_END

@@ -14,7 +14,10 @@
 //
 // Per block and lane (weight row r, activation row c), in this order:
 //   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
-// (Q4_0: m_r = -8 d_r; Q8_0: no m term), isum exact in int32.
+// (Q4_0: m_r = -8 d_r; Q8_0: no m term), isum exact in int32. With 16-bit
+// activations (ActQ16Block, q_x = 254 * hi + lo) the quants are dotted with
+// each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi + isum_lo:
+// twice the integer work of 8-bit activations, same float work.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -93,53 +96,87 @@ void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, st
   }
 }
 
-// Chunk t of a Q4 group against NC activation rows: low nibbles are elements
-// 4t.., high nibbles 16+4t.. of every row.
+// Activation values of block i as int8 halves: one half for ActQ8Block, the
+// hi and lo halves of q = 254 * hi + lo for ActQ16Block.
+template <class Act>
+inline constexpr int kHalves = std::is_same_v<Act, ActQ16Block> ? 2 : 1;
+
+template <int kHalf>
+inline const std::int8_t* half_bytes(const ActQ8Block& b) {
+  return b.qs;
+}
+template <int kHalf>
+inline const std::int8_t* half_bytes(const ActQ16Block& b) {
+  return kHalf == 0 ? b.hi : b.lo;
+}
+
+// Combines the int32 dot of the hi half (first) with the lo half (second).
+inline __m256i combine_halves(__m256i hi_dot, __m256i lo_dot) {
+  return _mm256_add_epi32(_mm256_mullo_epi32(hi_dot, _mm256_set1_epi32(kActQ16Base)), lo_dot);
+}
+
+// Chunk t of a Q4 group against NC activation rows (xq[c]: 32 int8 values):
+// low nibbles are elements 4t.., high nibbles 16+4t.. of every row.
 template <int NC>
-inline void q4_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, std::size_t i,
-                    __m256i* s16) {
+inline void q4_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s16) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i raw = load32(q + 32 * t);
   const __m256i lo = _mm256_and_si256(raw, m4);
   const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
   for (int c = 0; c < NC; ++c) {
-    const std::int8_t* xq = xb[c][i].qs;
-    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(lo, bcast4(xq + 4 * t)));
-    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(hi, bcast4(xq + 16 + 4 * t)));
+    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(lo, bcast4(xq[c] + 4 * t)));
+    s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(hi, bcast4(xq[c] + 16 + 4 * t)));
   }
 }
 
-// Q4_0 / Q4_1: the int16 sums of 8 maddubs (|pair| <= 2*15*128) stay below
-// 30720, so they add in int16 and need one madd per block and activation row.
-template <bool kHasMin, int NC>
+// One int8 half of block i against a Q4 group: the int16 sums of 8 maddubs
+// (|pair| <= 2*15*128) stay below 30720, so they add in int16 and need one
+// madd per block, half and activation row.
+template <class Act, int kHalf, int NC>
+inline void q4_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, __m256i* i32) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const std::int8_t* xq[NC];
+  __m256i s16[NC];
+  for (int c = 0; c < NC; ++c) {
+    xq[c] = half_bytes<kHalf>(xb[c][i]);
+    s16[c] = _mm256_setzero_si256();
+  }
+  // Wide tiles are not unrolled: unrolled, GCC regroups the int16 adds into
+  // trees and spills most products to the stack.
+  if constexpr (NC <= 2) {
+    for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xq, s16);
+  } else {
+#pragma GCC unroll 1
+    for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xq, s16);
+  }
+  for (int c = 0; c < NC; ++c) {
+    const __m256i d = _mm256_madd_epi16(s16[c], ones);
+    i32[c] = kHalf == 0 ? d : combine_halves(i32[c], d);
+  }
+}
+
+// Q4_0 / Q4_1 against 8-bit (ActQ8Block) or 16-bit (ActQ16Block) activations.
+template <bool kHasMin, class Act, int NC>
 void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
-  const __m256i ones = _mm256_set1_epi16(1);
   const std::size_t nb = cols / 32;
-  const ActQ8Block* xb[NC];
+  const Act* xb[NC];
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
     acc[c] = _mm256_setzero_ps();
   }
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kScaleBytes;
-    __m256i s16[NC];
-    for (int c = 0; c < NC; ++c) s16[c] = _mm256_setzero_si256();
-    // Wide tiles are not unrolled: unrolled, GCC regroups the int16 adds into
-    // trees and spills most products to the stack.
-    if constexpr (NC <= 2) {
-      for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xb, i, s16);
-    } else {
-#pragma GCC unroll 1
-      for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xb, i, s16);
-    }
+    __m256i i32[NC];
+    q4_half<Act, 0, NC>(q, xb, i, i32);
+    if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC>(q, xb, i, i32);
     const __m256 d = load_fp16x8(g);
     const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
     for (int c = 0; c < NC; ++c) {
-      const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16[c], ones));
+      const __m256 f = _mm256_cvtepi32_ps(i32[c]);
       const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
       acc[c] = _mm256_fmadd_ps(f, scale, acc[c]);
       acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
@@ -149,44 +186,57 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
 }
 
 template <int NC>
-inline void q8_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, std::size_t i,
-                    __m256i* s32) {
+inline void q8_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s32) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i w = load32(q + 32 * t);
   const __m256i aw = _mm256_sign_epi8(w, w);
   for (int c = 0; c < NC; ++c) {
-    const __m256i xs = _mm256_sign_epi8(bcast4(xb[c][i].qs + 4 * t), w);
+    const __m256i xs = _mm256_sign_epi8(bcast4(xq[c] + 4 * t), w);
     s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), ones));
   }
 }
 
-// Q8_0: signed weights, so maddubs gets |w| and the activation with w's sign;
-// pair sums reach 2*128*127, so every maddubs is widened by its own madd.
-template <int NC>
+// One int8 half of block i against a Q8_0 group. Signed weights: maddubs
+// gets |w| and the activation with w's sign (|activation byte| <= 127, so
+// the sign move cannot overflow); pair sums reach 2*128*127, so every
+// maddubs is widened by its own madd.
+template <class Act, int kHalf, int NC>
+inline void q8_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, __m256i* i32) {
+  const std::int8_t* xq[NC];
+  __m256i s32[NC];
+  for (int c = 0; c < NC; ++c) {
+    xq[c] = half_bytes<kHalf>(xb[c][i]);
+    s32[c] = _mm256_setzero_si256();
+  }
+  if constexpr (NC <= 2) {  // see q4_half about unrolling
+    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32);
+  } else {
+#pragma GCC unroll 1
+    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32);
+  }
+  for (int c = 0; c < NC; ++c) i32[c] = kHalf == 0 ? s32[c] : combine_halves(i32[c], s32[c]);
+}
+
+template <class Act, int NC>
 void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   const std::size_t nb = cols / 32;
-  const ActQ8Block* xb[NC];
+  const Act* xb[NC];
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const ActQ8Block*>(x + c * x_stride);
+    xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
     acc[c] = _mm256_setzero_ps();
   }
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
-    __m256i s32[NC];
-    for (int c = 0; c < NC; ++c) s32[c] = _mm256_setzero_si256();
-    if constexpr (NC <= 2) {  // see panel_q4 about unrolling
-      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xb, i, s32);
-    } else {
-#pragma GCC unroll 1
-      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xb, i, s32);
-    }
+    __m256i i32[NC];
+    q8_half<Act, 0, NC>(q, xb, i, i32);
+    if constexpr (kHalves<Act> == 2) q8_half<Act, 1, NC>(q, xb, i, i32);
     const __m256 d = load_fp16x8(g);
     for (int c = 0; c < NC; ++c) {
       const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s32[c]), scale, acc[c]);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32[c]), scale, acc[c]);
     }
   }
   store_rows(acc, NC, y, ldy, nr);
@@ -204,17 +254,26 @@ void dispatch_nc(const std::uint8_t* panel, std::size_t cols, const std::uint8_t
   }
 }
 
-template <int NC>
+template <class Act>
 struct Q4_0K {
-  static constexpr auto run = panel_q4<false, NC>;
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4<false, Act, NC>;
+  };
 };
-template <int NC>
+template <class Act>
 struct Q4_1K {
-  static constexpr auto run = panel_q4<true, NC>;
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4<true, Act, NC>;
+  };
 };
-template <int NC>
+template <class Act>
 struct Q8_0K {
-  static constexpr auto run = panel_q8<NC>;
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q8<Act, NC>;
+  };
 };
 
 }  // namespace
@@ -222,21 +281,30 @@ struct Q8_0K {
 }  // namespace avx2
 FOLIO_AVX2_END
 
-const PanelKernel* avx2_panel_kernel(gguf::TensorType type) {
+namespace {
+
+template <class Fmt, template <class> class Kern>
+constexpr PanelKernel panel_kernel(bool b8) {
+  return b8 ? PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes,
+                          repack<Fmt>, avx2::dispatch_nc<Kern<ActQ8Block>::template K>}
+            : PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes,
+                          repack<Fmt>, avx2::dispatch_nc<Kern<ActQ16Block>::template K>};
+}
+
+}  // namespace
+
+const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
-  static const PanelKernel q4_0{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
-                                FmtQ4_0::kGroupBytes, repack<FmtQ4_0>,
-                                avx2::dispatch_nc<avx2::Q4_0K>};
-  static const PanelKernel q4_1{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
-                                FmtQ4_1::kGroupBytes, repack<FmtQ4_1>,
-                                avx2::dispatch_nc<avx2::Q4_1K>};
-  static const PanelKernel q8_0{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32,
-                                FmtQ8_0::kGroupBytes, repack<FmtQ8_0>,
-                                avx2::dispatch_nc<avx2::Q8_0K>};
+  static const PanelKernel table[2][3] = {
+      {panel_kernel<FmtQ4_0, avx2::Q4_0K>(false), panel_kernel<FmtQ4_1, avx2::Q4_1K>(false),
+       panel_kernel<FmtQ8_0, avx2::Q8_0K>(false)},
+      {panel_kernel<FmtQ4_0, avx2::Q4_0K>(true), panel_kernel<FmtQ4_1, avx2::Q4_1K>(true),
+       panel_kernel<FmtQ8_0, avx2::Q8_0K>(true)}};
+  const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
-    case TensorType::Q4_0: return &q4_0;
-    case TensorType::Q4_1: return &q4_1;
-    case TensorType::Q8_0: return &q8_0;
+    case TensorType::Q4_0: return &row[0];
+    case TensorType::Q4_1: return &row[1];
+    case TensorType::Q8_0: return &row[2];
     default: return nullptr;
   }
 }

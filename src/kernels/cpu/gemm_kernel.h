@@ -5,7 +5,10 @@
 //
 //   ActFormat::kF32   plain floats (F32/F16/BF16 weights, and the generic
 //                     dequantize-then-dot path for Q2_K/Q3_K)
-//   ActFormat::kQ8_32 ActQ8Block per 32 values (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0)
+//   ActFormat::kQ8_32 ActQ8Block per 32 values (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with
+//                     ActivationBits::k8, llama.cpp's q8 activations)
+//   ActFormat::kQ16_32 ActQ16Block per 32 values (the same types with
+//                     ActivationBits::k16, the default)
 //   ActFormat::kQ8_K  quant::BlockQ8_K per 256 values with 16-value sums (k-quants)
 //
 // A tile kernel computes a block of outputs for `nr` consecutive weight rows
@@ -24,12 +27,13 @@
 #include <cstdint>
 
 #include "gguf/tensor_type.h"
+#include "kernels/matmul.h"
 
 namespace folio::kernels::cpu {
 
 inline constexpr std::size_t kMaxTileCols = 4;
 
-enum class ActFormat { kF32, kQ8_32, kQ8_K };
+enum class ActFormat { kF32, kQ8_32, kQ16_32, kQ8_K };
 
 // One 32-value block of a quantized activation row: x[i] ~= d * qs[i],
 // s = d * sum(qs) (used for the offset/min terms of Q4_0/Q4_1/Q5_0/Q5_1).
@@ -39,6 +43,23 @@ struct ActQ8Block {
   std::int8_t qs[32];
 };
 static_assert(sizeof(ActQ8Block) == 40);
+
+// One 32-value block of a 16-bit quantized activation row: x[i] ~= d * q[i]
+// with d = max|x| / kActQ16Max, |q| <= kActQ16Max, q = kActQ16Base * hi + lo.
+// The two signed bytes let the 8-bit multiply-add instructions compute
+// sum(w * q) as kActQ16Base * sum(w * hi) + sum(w * lo), exactly in int32.
+// The base is 254 rather than 256 so that |lo| <= 127: the Q8_0 kernels move
+// the weight's sign onto the activation byte, and -(-128) does not fit.
+// s = d * sum(q) as for ActQ8Block.
+inline constexpr int kActQ16Base = 254;
+inline constexpr int kActQ16Max = 127 * kActQ16Base;  // 32258
+struct ActQ16Block {
+  float d;
+  float s;
+  std::int8_t hi[32];
+  std::int8_t lo[32];
+};
+static_assert(sizeof(ActQ16Block) == 72);
 
 // Converts one row of `cols` floats into the activation format.
 using QuantizeRowFn = void (*)(const float* x, std::size_t cols, void* out);
@@ -56,9 +77,10 @@ struct GemmKernel {
 // Bytes of one activation row of `cols` values in `act` format.
 std::size_t act_row_bytes(ActFormat act, std::size_t cols);
 
-// Kernel tables; nullptr when the type has no kernel at that level.
-const GemmKernel* scalar_gemm_kernel(gguf::TensorType type);
-const GemmKernel* avx2_gemm_kernel(gguf::TensorType type);
+// Kernel tables; nullptr when the type has no kernel at that level. `bits`
+// picks the activation format of the 32-value block types (others ignore it).
+const GemmKernel* scalar_gemm_kernel(gguf::TensorType type, ActivationBits bits);
+const GemmKernel* avx2_gemm_kernel(gguf::TensorType type, ActivationBits bits);
 
 // ---- panel kernels: weights repacked once at load ----------------------------
 //
@@ -94,8 +116,10 @@ struct PanelKernel {
   PanelFn panel;
 };
 
-// The AVX2 panel kernel of `type`, or nullptr when the type has none.
-const PanelKernel* avx2_panel_kernel(gguf::TensorType type);
+// The AVX2 panel kernel of `type`, or nullptr when the type has none. Both
+// activation widths share one repacked layout, so `bits` may change between
+// prepare() and matmul().
+const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits);
 
 // Bytes of the repacked form of a rows x cols matrix.
 inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, std::size_t cols) {
@@ -104,6 +128,7 @@ inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, st
 
 // Activation quantizers (scalar); the AVX2 ones produce identical bytes.
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
+void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
 
 }  // namespace folio::kernels::cpu

@@ -5,7 +5,8 @@
 //
 // Every quantized weight block is unpacked to small integers q with
 //   w = d * sc[g] * q - dmin * mn[g]     (g = group of 16 or 32 values)
-// and dotted with the 8-bit activation in integers; scales apply in f32 once
+// and dotted with the quantized activation (16- or 8-bit integers for the
+// 32-value formats, 8-bit for k-quants) in integers; scales apply in f32 once
 // per block (32-value formats) or super-block (k-quants).
 #include <algorithm>
 #include <cmath>
@@ -78,13 +79,17 @@ Unpacked32 unpack(const quant::BlockQ8_0& b) {
   return u;
 }
 
-template <class Block>
-float row_dot_32(const std::uint8_t* w, const ActQ8Block* x, std::size_t nb) {
+// Activation element j of a block as an integer (x = d * act_q).
+int act_q(const ActQ8Block& b, int j) { return b.qs[j]; }
+int act_q(const ActQ16Block& b, int j) { return kActQ16Base * b.hi[j] + b.lo[j]; }
+
+template <class Block, class Act>
+float row_dot_32(const std::uint8_t* w, const Act* x, std::size_t nb) {
   float acc = 0.0f, acc_m = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
     const Unpacked32 u = unpack(load<Block>(w + i * sizeof(Block)));
     int s = 0;
-    for (int j = 0; j < 32; ++j) s += u.q[j] * x[i].qs[j];
+    for (int j = 0; j < 32; ++j) s += u.q[j] * act_q(x[i], j);
     acc += u.d * x[i].d * static_cast<float>(s);
     acc_m += u.m * x[i].s;
   }
@@ -134,14 +139,14 @@ float row_dot_plain(const std::uint8_t* w, const float* x, std::size_t cols) {
 }
 
 // ---- tiles ----------------------------------------------------------------------
-template <class Block>
+template <class Block, class Act>
 void tile_32(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
              const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
              std::size_t ldy) {
   for (std::size_t r = 0; r < nr; ++r) {
     for (std::size_t c = 0; c < nc; ++c) {
-      y[c * ldy + r] = row_dot_32<Block>(
-          w + r * w_stride, reinterpret_cast<const ActQ8Block*>(x + c * x_stride), cols / 32);
+      y[c * ldy + r] = row_dot_32<Block, Act>(
+          w + r * w_stride, reinterpret_cast<const Act*>(x + c * x_stride), cols / 32);
     }
   }
 }
@@ -172,11 +177,17 @@ void tile_plain(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std
 }
 
 using gguf::TensorType;
-constexpr GemmKernel kQ4_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ4_0>};
-constexpr GemmKernel kQ4_1{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ4_1>};
-constexpr GemmKernel kQ5_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ5_0>};
-constexpr GemmKernel kQ5_1{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ5_1>};
-constexpr GemmKernel kQ8_0{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<quant::BlockQ8_0>};
+template <class Block>
+constexpr GemmKernel k8_32{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<Block, ActQ8Block>};
+template <class Block>
+constexpr GemmKernel k16_32{ActFormat::kQ16_32, quantize_row_q16_32,
+                            tile_32<Block, ActQ16Block>};
+
+// The kernel of a 32-value block type for the chosen activation width.
+template <class Block>
+const GemmKernel* kernel_32(ActivationBits bits) {
+  return bits == ActivationBits::k8 ? &k8_32<Block> : &k16_32<Block>;
+}
 constexpr GemmKernel kQ2_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ2_K>};
 constexpr GemmKernel kQ3_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ3_K>};
 constexpr GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ4_K>};
@@ -199,6 +210,32 @@ void quantize_row_q8_32(const float* x, std::size_t cols, void* out) {
   }
 }
 
+// d = max|x| / kActQ16Max, q = round-to-nearest-even(x * (1/d)), then
+// hi = round-to-nearest-even(float(q) * (1/kActQ16Base)), lo = q - kActQ16Base * hi:
+// the AVX2 quantizer performs exactly these float operations.
+void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActQ16Block*>(out);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    const float* xb = x + 32 * i;
+    ActQ16Block& b = blocks[i];
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const float d = amax / static_cast<float>(kActQ16Max);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    constexpr float kInvBase = 1.0f / kActQ16Base;
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int q = static_cast<int>(std::nearbyint(xb[j] * id));
+      const int hi = static_cast<int>(std::nearbyint(static_cast<float>(q) * kInvBase));
+      b.hi[j] = static_cast<std::int8_t>(hi);
+      b.lo[j] = static_cast<std::int8_t>(q - kActQ16Base * hi);
+      sum += q;
+    }
+    b.d = d;
+    b.s = d * static_cast<float>(sum);
+  }
+}
+
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<quant::BlockQ8_K*>(out);
   for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {
@@ -216,18 +253,19 @@ std::size_t act_row_bytes(ActFormat act, std::size_t cols) {
   switch (act) {
     case ActFormat::kF32: return cols * sizeof(float);
     case ActFormat::kQ8_32: return cols / 32 * sizeof(ActQ8Block);
+    case ActFormat::kQ16_32: return cols / 32 * sizeof(ActQ16Block);
     case ActFormat::kQ8_K: return cols / quant::kQK_K * sizeof(quant::BlockQ8_K);
   }
   return 0;
 }
 
-const GemmKernel* scalar_gemm_kernel(gguf::TensorType type) {
+const GemmKernel* scalar_gemm_kernel(gguf::TensorType type, ActivationBits bits) {
   switch (type) {
-    case TensorType::Q4_0: return &kQ4_0;
-    case TensorType::Q4_1: return &kQ4_1;
-    case TensorType::Q5_0: return &kQ5_0;
-    case TensorType::Q5_1: return &kQ5_1;
-    case TensorType::Q8_0: return &kQ8_0;
+    case TensorType::Q4_0: return kernel_32<quant::BlockQ4_0>(bits);
+    case TensorType::Q4_1: return kernel_32<quant::BlockQ4_1>(bits);
+    case TensorType::Q5_0: return kernel_32<quant::BlockQ5_0>(bits);
+    case TensorType::Q5_1: return kernel_32<quant::BlockQ5_1>(bits);
+    case TensorType::Q8_0: return kernel_32<quant::BlockQ8_0>(bits);
     case TensorType::Q2_K: return &kQ2_K;
     case TensorType::Q3_K: return &kQ3_K;
     case TensorType::Q4_K: return &kQ4_K;
