@@ -22,5 +22,6 @@ Command register_tokenize(CLI::App& app);
 Command register_detokenize(CLI::App& app);
 Command register_dequant(CLI::App& app);
 Command register_serve(CLI::App& app);
+Command register_chat(CLI::App& app);
 
 }  // namespace folio::cli

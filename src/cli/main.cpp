@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       folio::cli::register_detokenize(app),
       folio::cli::register_dequant(app),
       folio::cli::register_serve(app),
+      folio::cli::register_chat(app),
   };
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
   commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));

@@ -1,0 +1,101 @@
+// `folio chat [-m MODEL]`: an interactive, multi-turn conversation on stdin/stdout.
+//
+// Each turn renders the whole conversation with the model's chat template and
+// runs it through the engine; prefix caching makes the earlier turns' KV
+// blocks hits, so a turn costs only its new tokens. Replies stream to stdout;
+// an empty line or end of input ends the session, "/reset" starts over.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "chat/chat_template.h"
+#include "cli/commands.h"
+#include "cli/default_model.h"
+#include "cli/engine_flags.h"
+
+namespace folio::cli {
+
+namespace {
+
+struct ChatArgs {
+  std::string model;
+  std::string system;
+  int max_tokens = 512;
+  float temp = 0.7f;
+  float top_p = 0.95f;
+  std::optional<std::uint64_t> seed;
+  EngineFlags engine;
+};
+
+int chat_loop(const ChatArgs& a) {
+  std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model));
+  const auto tmpl_src = m->file->get_string("tokenizer.chat_template");
+  if (!tmpl_src) throw Error("this model has no tokenizer.chat_template; use `folio run --raw`");
+  const chat::ChatTemplate tmpl{std::string(*tmpl_src)};
+  engine::LLMEngine eng(m->model, &m->tok, m->eos, to_engine_config(a.engine));
+  chat::RenderOptions ro;
+  const auto& sp = m->tok.vocab().special();
+  if (sp.bos) ro.bos_token = m->tok.vocab().text(*sp.bos);
+  if (sp.eos) ro.eos_token = m->tok.vocab().text(*sp.eos);
+
+  std::vector<chat::ChatMessage> history;
+  if (!a.system.empty()) history.push_back({"system", a.system});
+  std::fprintf(stderr, "folio chat: empty line or Ctrl-D ends, /reset clears the history\n");
+  std::uint64_t next_id = 1;
+  std::string line;
+  while (std::fprintf(stderr, "> "), std::getline(std::cin, line) && !line.empty()) {
+    if (line == "/reset") {
+      history.resize(a.system.empty() ? 0 : 1);
+      continue;
+    }
+    history.push_back({"user", line});
+    engine::GenerateRequest r;
+    r.id = next_id++;
+    r.prompt = m->tok.encode(tmpl.render(history, ro), {.add_special = false, .parse_special = true});
+    r.params.temperature = a.temp;
+    r.params.top_p = a.top_p;
+    r.params.seed = a.seed;
+    r.params.max_tokens = a.max_tokens;
+    auto channel = eng.add_request(std::move(r));
+    std::string reply;
+    while (!channel->finished()) {
+      eng.step();
+      for (const engine::RequestOutput& o : channel->drain()) {
+        if (!o.error.empty()) throw Error(o.error);
+        for (const engine::SampleDelta& d : o.samples) {
+          std::fwrite(d.text.data(), 1, d.text.size(), stdout);
+          reply += d.text;
+        }
+      }
+      std::fflush(stdout);
+    }
+    for (const engine::RequestOutput& o : channel->drain()) {
+      for (const engine::SampleDelta& d : o.samples) reply += d.text;
+    }
+    std::fputc('\n', stdout);
+    history.push_back({"assistant", reply});
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command register_chat(CLI::App& app) {
+  auto* sub = app.add_subcommand("chat", "Interactive multi-turn chat with the model's template");
+  auto a = std::make_shared<ChatArgs>();
+  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("--system", a->system, "System message for the conversation");
+  sub->add_option("-n,--max-tokens", a->max_tokens, "Maximum tokens per reply")
+      ->capture_default_str();
+  sub->add_option("--temp", a->temp, "Temperature (0 = greedy)")->capture_default_str();
+  sub->add_option("--top-p", a->top_p, "Top-p (1 = off)")->capture_default_str();
+  sub->add_option("--seed", a->seed, "Random seed (reproducible replies)");
+  add_engine_flags(sub, a->engine);
+  return {sub, [a] { return chat_loop(*a); }};
+}
+
+}  // namespace folio::cli
