@@ -73,9 +73,7 @@ int chat_loop(const ChatArgs& a) {
       }
       std::fflush(stdout);
     }
-    for (const engine::RequestOutput& o : channel->drain()) {
-      for (const engine::SampleDelta& d : o.samples) reply += d.text;
-    }
+    // Steps run on this thread, so the final item was drained in the loop above.
     std::fputc('\n', stdout);
     history.push_back({"assistant", reply});
   }
