@@ -1,13 +1,15 @@
 // kernels/attention.cpp: tiled online-softmax attention for one query token.
 //
-// For each KV head, positions are visited in tiles of up to kTile tokens
-// (never crossing a page). For every query head of that KV head's group the
-// tile's scores are computed, the running max m and denominator l are
-// updated (FlashAttention's rescaling: acc *= exp(m_old - m_new)), and the
-// V rows are accumulated directly into `out`. The K/V tile is reused from L1
-// by all heads of the group; nothing is copied per head.
+// For each KV head, positions are visited in tiles of up to tile_rows(hd)
+// tokens, gathered across pages. A tile's K and V rows are converted once to
+// dense f32 scratch (16 KB each, L1-resident) and shared by every query head
+// of the group; for each of those heads the tile's scores are computed, the
+// running max m and denominator l are updated (FlashAttention's rescaling:
+// acc *= exp(m_old - m_new)), and the p-weighted V rows are added into `out`.
+// Nothing is copied per head, and the score matrix is never materialized.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -23,29 +25,46 @@ namespace folio::kernels {
 namespace cpu {
 namespace {
 
-template <class T>
-float elem(const void* p, std::size_t i) {
-  if constexpr (std::is_same_v<T, float>) {
-    return static_cast<const float*>(p)[i];
-  } else {
-    return fp16_to_f32(static_cast<const std::uint16_t*>(p)[i]);
+void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+                   float* dst) {
+  const auto* s = static_cast<const float*>(src);
+  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * stride, hd * sizeof(float));
+}
+
+void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+                   float* dst) {
+  const auto* s = static_cast<const std::uint16_t*>(src);
+  for (std::size_t j = 0; j < nt; ++j) {
+    for (std::size_t i = 0; i < hd; ++i) dst[j * hd + i] = fp16_to_f32(s[j * stride + i]);
   }
 }
 
-template <class T>
-float dot(const float* q, const void* k, std::size_t n) {
-  float s = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) s += q[i] * elem<T>(k, i);
-  return s;
+void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
+            float* s) {
+  for (std::size_t j = 0; j < nt; ++j) {
+    float a = 0.0f;
+    for (std::size_t i = 0; i < hd; ++i) a += q[i] * k[j * hd + i];
+    s[j] = a * scale;
+  }
 }
 
-template <class T>
-void axpy(float p, const void* v, float* acc, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) acc[i] += p * elem<T>(v, i);
+float exp_shift(float* s, std::size_t nt, float m) {
+  float sum = 0.0f;
+  for (std::size_t j = 0; j < nt; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  return sum;
 }
 
-const AttentionPrims kScalarF32{dot<float>, axpy<float>};
-const AttentionPrims kScalarF16{dot<std::uint16_t>, axpy<std::uint16_t>};
+void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc) {
+  for (std::size_t j = 0; j < nt; ++j) {
+    for (std::size_t i = 0; i < hd; ++i) acc[i] += p[j] * v[j * hd + i];
+  }
+}
+
+const AttentionPrims kScalarF32{load_tile_f32, scores, exp_shift, accumulate};
+const AttentionPrims kScalarF16{load_tile_f16, scores, exp_shift, accumulate};
 
 }  // namespace
 
@@ -57,7 +76,8 @@ const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
 
 namespace {
 
-constexpr std::size_t kTile = 64;  // positions per tile (K tile stays in L1)
+// Positions per tile: 4096 floats (16 KB) of K and as much of V, at least 8.
+std::size_t tile_rows(std::size_t hd) { return std::max<std::size_t>(8, 4096 / hd); }
 
 void validate(const AttentionShape& s) {
   FOLIO_CHECK(s.n_heads > 0 && s.n_kv_heads > 0 && s.head_dim > 0, "empty attention shape");
@@ -86,52 +106,56 @@ void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
   const std::size_t first = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
 
   // Scratch grows to the largest shape seen on this thread, then is reused.
+  const std::size_t tile = tile_rows(hd);
   thread_local std::vector<HeadState> state;
-  thread_local std::vector<float> scores;
+  thread_local std::vector<float> scratch;
   state.assign(shape.n_heads, {-std::numeric_limits<float>::infinity(), 0.0f});
-  if (scores.size() < kTile) scores.resize(kTile);
+  if (scratch.size() < tile * (2 * hd + 1)) scratch.resize(tile * (2 * hd + 1));
+  float* const kt = scratch.data();
+  float* const vt = kt + tile * hd;
+  float* const p = vt + tile * hd;
   std::fill(out, out + shape.n_heads * hd, 0.0f);
 
-  std::size_t covered = 0;
+  std::size_t available = 0;
+  for (const KvPage& page : pages) available += page.n_tokens;
+  FOLIO_CHECK(available >= pos + 1,
+              "attention pages hold fewer than the " + std::to_string(pos + 1) + " positions needed");
+
   for (std::size_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
-    std::size_t base = 0;
-    for (const KvPage& page : pages) {
-      const std::size_t lo = std::max(first, base), hi = std::min(pos + 1, base + page.n_tokens);
-      for (std::size_t t0 = lo; t0 < hi; t0 += kTile) {
-        const std::size_t nt = std::min(kTile, hi - t0);
-        const auto* kp = static_cast<const std::uint8_t*>(page.k) + ((t0 - base) * row + kvh * hd) * esz;
-        const auto* vp = static_cast<const std::uint8_t*>(page.v) + ((t0 - base) * row + kvh * hd) * esz;
-        for (std::size_t g = 0; g < group; ++g) {
-          const std::size_t h = kvh * group + g;
-          const float* qh = q + h * hd;
-          float* oh = out + h * hd;
-          float tile_max = -std::numeric_limits<float>::infinity();
-          for (std::size_t j = 0; j < nt; ++j) {
-            float s = prims.dot(qh, kp + j * row * esz, hd) * shape.scale;
-            if (shape.softcap > 0.0f) s = shape.softcap * std::tanh(s / shape.softcap);
-            scores[j] = s;
-            tile_max = std::max(tile_max, s);
-          }
-          HeadState& st = state[h];
-          if (tile_max > st.m) {  // rescale what was accumulated under the old max
-            const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
-            for (std::size_t i = 0; i < hd; ++i) oh[i] *= corr;
-            st.l *= corr;
-            st.m = tile_max;
-          }
-          for (std::size_t j = 0; j < nt; ++j) {
-            const float p = std::exp(scores[j] - st.m);
-            st.l += p;
-            prims.axpy(p, vp + j * row * esz, oh, hd);
-          }
-        }
-        if (kvh == 0) covered += nt;
+    // Page cursor: positions [base, base + pages[pi].n_tokens) live in page pi.
+    std::size_t pi = 0, base = 0;
+    for (std::size_t t0 = first; t0 <= pos; t0 += tile) {
+      // Gather the tile's rows from as many pages as it spans.
+      const std::size_t nt = std::min(tile, pos + 1 - t0);
+      for (std::size_t filled = 0; filled < nt;) {
+        const std::size_t t = t0 + filled;
+        while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
+        const std::size_t m = std::min(nt - filled, base + pages[pi].n_tokens - t);
+        const std::size_t off = ((t - base) * row + kvh * hd) * esz;
+        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd, kt + filled * hd);
+        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd, vt + filled * hd);
+        filled += m;
       }
-      base += page.n_tokens;
+      for (std::size_t g = 0; g < group; ++g) {
+        const std::size_t h = kvh * group + g;
+        float* oh = out + h * hd;
+        prims.scores(q + h * hd, kt, nt, hd, shape.scale, p);
+        if (shape.softcap > 0.0f) {
+          for (std::size_t j = 0; j < nt; ++j) p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+        }
+        const float tile_max = *std::max_element(p, p + nt);
+        HeadState& st = state[h];
+        if (tile_max > st.m) {  // rescale what was accumulated under the old max
+          const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
+          for (std::size_t i = 0; i < hd; ++i) oh[i] *= corr;
+          st.l *= corr;
+          st.m = tile_max;
+        }
+        st.l += prims.exp_shift(p, nt, st.m);
+        prims.accumulate(p, vt, nt, hd, oh);
+      }
     }
   }
-  FOLIO_CHECK(covered == pos + 1 - first,
-              "attention pages hold fewer than the " + std::to_string(pos + 1) + " positions needed");
   for (std::size_t h = 0; h < shape.n_heads; ++h) {
     const float inv = 1.0f / state[h].l;
     for (std::size_t i = 0; i < hd; ++i) out[h * hd + i] *= inv;

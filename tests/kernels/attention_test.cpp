@@ -93,7 +93,7 @@ void compare(const AttentionShape& s, std::size_t T, std::mt19937& rng, const st
 
 TEST(Attention, MatchesReferenceAcrossShapesAndPages) {
   std::mt19937 rng(5);
-  for (std::size_t hd : {64, 128, 256, 40}) {
+  for (std::size_t hd : {64, 128, 256, 40, 36}) {
     for (std::size_t ratio : {1, 3, 4}) {
       for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16}) {
         const std::size_t kv = 2;

@@ -1,9 +1,15 @@
-// kernels/cpu/attention_avx2.cpp: AVX2 q.k dots and p*v accumulation for f32
-// and f16 (F16C) K/V rows.
+// kernels/cpu/attention_avx2.cpp: AVX2 tile primitives of attention.
+//
+// scores: eight keys at a time, one accumulator each, reduced to one vector of
+// eight scores by a horizontal-add tree (no per-key horizontal sum).
+// accumulate: the output row is held in registers in chunks of 64 floats
+// while every position of the tile is added in, so acc is read and written
+// once per tile rather than once per position.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
-#include "base/fp16.h"
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/avx2_util.h"
 
@@ -12,41 +18,104 @@ namespace folio::kernels::cpu {
 
 namespace {
 
-__m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-__m256 load8(const std::uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+                   float* dst) {
+  const auto* s = static_cast<const float*>(src);
+  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * stride, hd * sizeof(float));
 }
-float one(const float* p) { return *p; }
-float one(const std::uint16_t* p) { return _cvtsh_ss(*p); }
 
-template <class T>
-float dot(const float* q, const void* kv, std::size_t n) {
-  const T* k = static_cast<const T*>(kv);
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8(k + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load8(k + i + 8), a1);
+void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+                   float* dst) {
+  const auto* s = static_cast<const std::uint16_t*>(src);
+  for (std::size_t j = 0; j < nt; ++j) {
+    const std::uint16_t* r = s + j * stride;
+    float* d = dst + j * hd;
+    std::size_t i = 0;
+    for (; i + 8 <= hd; i += 8) {
+      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + i))));
+    }
+    for (; i < hd; ++i) d[i] = _cvtsh_ss(r[i]);
   }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8(k + i), a0);
-  float s = avx2::hsum(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += q[i] * one(k + i);
+}
+
+float dot1(const float* q, const float* k, std::size_t hd) {
+  __m256 a = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 8 <= hd; i += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a);
+  float s = avx2::hsum(a);
+  for (; i < hd; ++i) s += q[i] * k[i];
   return s;
 }
 
-template <class T>
-void axpy(float p, const void* vv, float* acc, std::size_t n) {
-  const T* v = static_cast<const T*>(vv);
-  const __m256 vp = _mm256_set1_ps(p);
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(vp, load8(v + i), _mm256_loadu_ps(acc + i)));
+void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
+            float* s) {
+  std::size_t j = 0;
+  if (hd % 8 == 0) {
+    const __m256 vs = _mm256_set1_ps(scale);
+    for (; j + 8 <= nt; j += 8) {
+      const float* kj = k + j * hd;
+      __m256 a[8];
+      for (auto& x : a) x = _mm256_setzero_ps();
+      for (std::size_t i = 0; i < hd; i += 8) {
+        const __m256 qv = _mm256_loadu_ps(q + i);
+        for (std::size_t r = 0; r < 8; ++r) {
+          a[r] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kj + r * hd + i), a[r]);
+        }
+      }
+      // hadd tree: t0 = [k0..k3 low halves | k0..k3 high halves], t2 likewise for k4..k7.
+      const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+      const __m256 t2 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+      const __m256 sum = _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
+                                       _mm256_permute2f128_ps(t0, t2, 0x31));
+      _mm256_storeu_ps(s + j, _mm256_mul_ps(sum, vs));
+    }
   }
-  for (; i < n; ++i) acc[i] += p * one(v + i);
+  for (; j < nt; ++j) s[j] = dot1(q, k + j * hd, hd) * scale;
 }
 
-const AttentionPrims kF32{dot<float>, axpy<float>};
-const AttentionPrims kF16{dot<std::uint16_t>, axpy<std::uint16_t>};
+float exp_shift(float* s, std::size_t nt, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  std::size_t j = 0;
+  for (; j + 8 <= nt; j += 8) {
+    const __m256 e = avx2::exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(s + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float sum = avx2::hsum(acc);
+  for (; j < nt; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  return sum;
+}
+
+// acc[0 .. 8R) += sum_j p[j] v[j][0 .. 8R), the chunk held in R registers.
+template <std::size_t R>
+void accumulate_chunk(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc) {
+  __m256 a[R];
+  for (std::size_t r = 0; r < R; ++r) a[r] = _mm256_loadu_ps(acc + 8 * r);
+  for (std::size_t j = 0; j < nt; ++j) {
+    const __m256 pj = _mm256_set1_ps(p[j]);
+    const float* vj = v + j * hd;
+    for (std::size_t r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8 * r), a[r]);
+  }
+  for (std::size_t r = 0; r < R; ++r) _mm256_storeu_ps(acc + 8 * r, a[r]);
+}
+
+void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc) {
+  std::size_t i = 0;
+  for (; i + 64 <= hd; i += 64) accumulate_chunk<8>(p, v + i, nt, hd, acc + i);
+  for (; i + 8 <= hd; i += 8) accumulate_chunk<1>(p, v + i, nt, hd, acc + i);
+  for (; i < hd; ++i) {
+    float a = acc[i];
+    for (std::size_t j = 0; j < nt; ++j) a += p[j] * v[j * hd + i];
+    acc[i] = a;
+  }
+}
+
+const AttentionPrims kF32{load_tile_f32, scores, exp_shift, accumulate};
+const AttentionPrims kF16{load_tile_f16, scores, exp_shift, accumulate};
 
 }  // namespace
 

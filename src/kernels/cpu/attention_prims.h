@@ -1,5 +1,9 @@
-// kernels/cpu/attention_prims.h: the per-position vector primitives of
-// attention (q.k dot and p*v accumulation) for each K/V dtype (internal).
+// kernels/cpu/attention_prims.h: the tile primitives of attention (internal).
+//
+// attention() walks K/V in tiles of up to tile_rows() positions. Each tile is
+// first converted to dense f32 [nt x hd] (once per KV head, shared by all
+// query heads of its group), then for each query head: nt scores, their
+// exponentials, and the p-weighted sum of the V rows.
 #pragma once
 
 #include <cstddef>
@@ -9,10 +13,16 @@
 namespace folio::kernels::cpu {
 
 struct AttentionPrims {
-  // q . k[0..n)
-  float (*dot)(const float* q, const void* k, std::size_t n);
-  // acc[0..n) += p * v
-  void (*axpy)(float p, const void* v, float* acc, std::size_t n);
+  // dst[j*hd + i] = src row j (rows `stride` elements apart), element i, as f32.
+  void (*load_tile)(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+                    float* dst);
+  // s[j] = scale * (q . k[j]) for the nt dense rows of k.
+  void (*scores)(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
+                 float* s);
+  // s[j] = exp(s[j] - m); returns the sum of the new s[j].
+  float (*exp_shift)(float* s, std::size_t nt, float m);
+  // acc[i] += sum_j p[j] * v[j*hd + i].
+  void (*accumulate)(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc);
 };
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype);

@@ -1,7 +1,5 @@
-// kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops. exp() is a Cephes-style
-// range reduction (x = n ln2 + r) with a degree-6 polynomial for e^r, within
-// a few ulp of the libm result over the range softmax and SiLU use; tails
-// (n % 8) go through the same lane code via masked loads and stores.
+// kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops (exp8 from avx2_util.h);
+// tails (n % 8) go through the same lane code via masked loads and stores.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -13,23 +11,6 @@ FOLIO_AVX2_BEGIN
 namespace folio::kernels::cpu::avx2 {
 
 namespace {
-
-__m256 exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
 
 // Lane mask for the first k (0..8) lanes.
 __m256i tail_mask(std::size_t k) {
