@@ -1,11 +1,24 @@
-// kernels/thread_pool.cpp: persistent workers, spin-then-block hand-off.
+// kernels/thread_pool.cpp: persistent workers, spin-then-block hand-off,
+// chunks claimed dynamically.
 //
-// One job at a time: the caller publishes (fn, ctx, n), bumps `generation`,
-// runs chunk 0 itself, and spins until `pending` reaches zero. A worker spins
-// on `generation` for a short while after each job (the next parallel_for of a
-// decode step usually arrives within microseconds), then sleeps in
-// std::atomic::wait (a futex). `sleepers` lets the caller skip the wake-up
-// system call when every worker is still spinning.
+// One job at a time. The caller publishes (fn, ctx, n, n_chunks), then
+// `ticket` = (job generation << 32 | next chunk 0), wakes sleeping workers,
+// and claims chunks itself like any worker. Every participant claims the next
+// chunk of the current generation with a compare-exchange on `ticket`, runs
+// it, and counts it in `done`; the caller returns when done == n_chunks.
+//
+// Why dynamic: with static shares, a worker that the OS has not scheduled yet
+// (another process on its core) held every parallel_for until it ran, and a
+// decode step issues hundreds of them: on a busy 2-core machine generation
+// fell ~14x. Now the caller takes over unclaimed chunks and waits only for
+// chunks already running. Chunks are only claimed while their generation is
+// current, and the next job is published only after every claimed chunk is
+// done, so a late worker never sees a half-published job.
+//
+// Idle workers spin on `ticket` for a short while after each job (the next
+// parallel_for of a decode step usually arrives within microseconds), then
+// sleep in std::atomic::wait (a futex); `sleepers` lets the caller skip the
+// wake-up system call when every worker is still spinning.
 #include "kernels/thread_pool.h"
 
 #include <atomic>
@@ -28,43 +41,62 @@ namespace folio::kernels {
 namespace {
 // How long an idle worker keeps spinning before it blocks.
 constexpr auto kSpinTime = std::chrono::microseconds(300);
+// Chunks per participant: enough for the caller to absorb a late worker's
+// share, few enough that claiming (one compare-exchange each) stays negligible.
+constexpr std::size_t kChunksPerThread = 4;
 }  // namespace
 
 struct ThreadPool::Impl {
   int n_threads = 1;
   std::vector<std::thread> workers;
 
-  // The published job; written by the caller before `generation` is bumped.
+  // The published job; written by the caller before `ticket` moves to its generation.
   Trampoline fn = nullptr;
   void* ctx = nullptr;
   std::size_t n = 0;
-  std::size_t n_chunks = 0;
+  std::uint32_t n_chunks = 0;
 
-  alignas(64) std::atomic<std::uint64_t> generation{0};
-  alignas(64) std::atomic<int> pending{0};
+  alignas(64) std::atomic<std::uint64_t> ticket{0};  // generation << 32 | next chunk
+  alignas(64) std::atomic<std::uint32_t> done{0};    // chunks finished in this generation
   alignas(64) std::atomic<int> sleepers{0};
   std::atomic<bool> stop{false};
 
-  void run_chunk(std::size_t chunk) const {
-    const std::size_t begin = n * chunk / n_chunks;
-    const std::size_t end = n * (chunk + 1) / n_chunks;
-    if (begin < end) fn(ctx, begin, end, static_cast<int>(chunk));
+  static std::uint64_t generation_of(std::uint64_t t) { return t >> 32; }
+
+  // Claims and runs chunks of generation `gen` until none is left.
+  void work(std::uint64_t gen, int thread) {
+    std::uint64_t t = ticket.load(std::memory_order_acquire);
+    for (;;) {
+      if (generation_of(t) != gen) return;
+      const auto chunk = static_cast<std::uint32_t>(t);
+      if (chunk >= n_chunks) return;
+      if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+        continue;  // t now holds the current value
+      }
+      const std::size_t begin = n * chunk / n_chunks;
+      const std::size_t end = n * (chunk + 1) / n_chunks;
+      if (begin < end) fn(ctx, begin, end, thread);
+      done.fetch_add(1, std::memory_order_acq_rel);
+      t = ticket.load(std::memory_order_acquire);
+    }
   }
 
-  // Returns the next generation once it differs from `seen`.
+  // Returns the generation of the next job once `ticket` leaves generation `seen`.
   std::uint64_t wait_for_job(std::uint64_t seen) {
     const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
     for (int i = 0;; ++i) {
-      const std::uint64_t g = generation.load(std::memory_order_acquire);
+      const std::uint64_t g = generation_of(ticket.load(std::memory_order_acquire));
       if (g != seen) return g;
       FOLIO_CPU_RELAX();
       if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
     }
     for (;;) {
       sleepers.fetch_add(1, std::memory_order_seq_cst);
-      generation.wait(seen, std::memory_order_seq_cst);
+      std::uint64_t t = ticket.load(std::memory_order_seq_cst);
+      if (generation_of(t) == seen) ticket.wait(t, std::memory_order_seq_cst);
       sleepers.fetch_sub(1, std::memory_order_seq_cst);
-      const std::uint64_t g = generation.load(std::memory_order_acquire);
+      const std::uint64_t g = generation_of(ticket.load(std::memory_order_acquire));
       if (g != seen) return g;
     }
   }
@@ -74,8 +106,7 @@ struct ThreadPool::Impl {
     for (;;) {
       seen = wait_for_job(seen);
       if (stop.load(std::memory_order_acquire)) return;
-      if (static_cast<std::size_t>(index) < n_chunks) run_chunk(static_cast<std::size_t>(index));
-      pending.fetch_sub(1, std::memory_order_acq_rel);
+      work(seen, index);
     }
   }
 };
@@ -94,8 +125,8 @@ ThreadPool::ThreadPool(int n_threads) : impl_(new Impl) {
 
 ThreadPool::~ThreadPool() {
   impl_->stop.store(true, std::memory_order_release);
-  impl_->generation.fetch_add(1, std::memory_order_seq_cst);
-  impl_->generation.notify_all();
+  impl_->ticket.fetch_add(std::uint64_t{1} << 32, std::memory_order_seq_cst);
+  impl_->ticket.notify_all();
   for (std::thread& t : impl_->workers) t.join();
   delete impl_;
 }
@@ -112,22 +143,24 @@ void ThreadPool::parallel_for(
 void ThreadPool::run(std::size_t n, Trampoline fn, void* ctx) {
   if (n == 0) return;
   Impl& p = *impl_;
-  const std::size_t chunks = std::min<std::size_t>(n, static_cast<std::size_t>(p.n_threads));
-  if (chunks == 1) {  // nothing to share: skip the hand-off entirely
+  const std::size_t chunks =
+      std::min<std::size_t>(n, static_cast<std::size_t>(p.n_threads) * kChunksPerThread);
+  if (p.n_threads == 1 || n == 1) {  // nothing to share: skip the hand-off entirely
     fn(ctx, 0, n, 0);
     return;
   }
   p.fn = fn;
   p.ctx = ctx;
   p.n = n;
-  p.n_chunks = chunks;
-  p.pending.store(p.n_threads - 1, std::memory_order_relaxed);
-  p.generation.fetch_add(1, std::memory_order_seq_cst);
-  if (p.sleepers.load(std::memory_order_seq_cst) > 0) p.generation.notify_all();
-  p.run_chunk(0);
-  for (int i = 0; p.pending.load(std::memory_order_acquire) != 0; ++i) {
+  p.n_chunks = static_cast<std::uint32_t>(chunks);
+  p.done.store(0, std::memory_order_relaxed);
+  const std::uint64_t gen = Impl::generation_of(p.ticket.load(std::memory_order_relaxed)) + 1;
+  p.ticket.store(gen << 32, std::memory_order_seq_cst);  // publishes the fields above
+  if (p.sleepers.load(std::memory_order_seq_cst) > 0) p.ticket.notify_all();
+  p.work(gen, 0);
+  for (int i = 0; p.done.load(std::memory_order_acquire) != p.n_chunks; ++i) {
     FOLIO_CPU_RELAX();
-    if (i > 4096) std::this_thread::yield();  // oversubscribed machine: let workers run
+    if (i > 4096) std::this_thread::yield();  // a claimed chunk's thread was descheduled
   }
 }
 

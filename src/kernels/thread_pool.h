@@ -24,8 +24,11 @@ class ThreadPool {
   int size() const;
 
   // Runs fn(begin, end, thread_index) over a partition of [0, n) into at most
-  // size() contiguous chunks, on the pool and the calling thread, and returns
-  // when all are done. Not reentrant. `fn` must not throw.
+  // 4 * size() contiguous chunks, on the pool and the calling thread, and
+  // returns when all are done. Chunks are claimed dynamically, so one thread
+  // may run several (thread_index < size() names the thread, not the chunk),
+  // and which thread runs which chunk varies from call to call: fn's result
+  // must not depend on it. Not reentrant. `fn` must not throw.
   void parallel_for(std::size_t n,
                     const std::function<void(std::size_t begin, std::size_t end, int thread)>& fn);
 
