@@ -52,13 +52,10 @@ void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t co
   const int threads = static_cast<int>(state.range(0));
   ThreadPool pool(threads);
   Setup s = make(t, rows, cols, n);
-  const ActivationBits previous = activation_bits();
-  set_activation_bits(bits);
   for (auto _ : state) {
-    matmul(s.w, s.x.data(), n, s.y.data(), pool);
+    matmul(s.w, s.x.data(), n, s.y.data(), pool, bits);
     benchmark::DoNotOptimize(s.y.data());
   }
-  set_activation_bits(previous);
   if (n == 1) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * s.bytes.size()));
   } else {

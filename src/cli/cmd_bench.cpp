@@ -18,6 +18,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/engine_flags.h"
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
 #include "model/contiguous_kv_cache.h"
@@ -34,6 +35,7 @@ struct BenchArgs {
   int threads = 2;
   int reps = 5;
   std::string precision = "fast";
+  int activation_bits = 16;
   bool json = false;
 };
 
@@ -105,7 +107,8 @@ int bench(const BenchArgs& a) {
   }
   const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
   Stopwatch load;
-  const model::Model m = model::Model::load(file, {model::parse_precision(a.precision)});
+  const model::Model m = model::Model::load(
+      file, {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
   const double load_s = load.seconds();
   Bench b(m, a.threads);
 
@@ -113,6 +116,7 @@ int bench(const BenchArgs& a) {
   out["model"] = file.source();
   out["arch"] = m.config().arch;
   out["precision"] = model::precision_name(m.precision());
+  out["activation_bits"] = static_cast<int>(m.activation_bits());
   out["threads"] = a.threads;
   out["repetitions"] = a.reps;
   out["load_s"] = load_s;
@@ -121,14 +125,14 @@ int bench(const BenchArgs& a) {
     out["results"].push_back(
         {{"test", test}, {"tokens_per_s", s.mean}, {"sd", s.sd}, {"samples", s.samples}});
     if (!a.json) {
-      std::printf("| %-8s | %-5s | %2d | %10.2f ± %7.2f t/s |\n", test.c_str(),
-                  std::string(model::precision_name(m.precision())).c_str(), a.threads, s.mean,
-                  s.sd);
+      std::printf("| %-8s | %-5s | %3d | %2d | %10.2f ± %7.2f t/s |\n", test.c_str(),
+                  std::string(model::precision_name(m.precision())).c_str(),
+                  static_cast<int>(m.activation_bits()), a.threads, s.mean, s.sd);
       std::fflush(stdout);
     }
   };
   if (!a.json) {
-    std::printf("model: %s (%s), load %.2f s\n| test     | prec  |  t |  tokens/s              |\n",
+    std::printf("model: %s (%s), load %.2f s\n| test     | prec  | act |  t |  tokens/s              |\n",
                 file.source().c_str(), m.config().arch.c_str(), load_s);
   }
   if (a.n_prompt > 0) {
@@ -155,6 +159,7 @@ Command register_bench(CLI::App& app) {
   sub->add_option("-t,--threads", a->threads, "Threads")->capture_default_str();
   sub->add_option("-r,--repetitions", a->reps, "Timed repetitions")->capture_default_str();
   sub->add_option("--precision", a->precision, "fast or ref")->capture_default_str();
+  add_activation_bits_flag(sub, a->activation_bits);
   sub->add_flag("--json", a->json, "Print the results as JSON");
   return {sub, [a]() { return bench(*a); }};
 }

@@ -295,7 +295,7 @@ void decode_concurrency(Ctx& c) {
 
 
 int bench_throughput(const ThroughputArgs& a) {
-  const auto m = load_engine_model(resolve_model_path(a.model));
+  const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   Ctx c{a, *m, nlohmann::json::object()};
   {
     engine::LLMEngine probe(m->model, &m->tok, m->eos, to_engine_config(a.engine));

@@ -32,7 +32,7 @@ struct ChatArgs {
 };
 
 int chat_loop(const ChatArgs& a) {
-  std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model));
+  std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model), a.engine);
   const auto tmpl_src = m->file->get_string("tokenizer.chat_template");
   if (!tmpl_src) throw Error("this model has no tokenizer.chat_template; use `folio run --raw`");
   const chat::ChatTemplate tmpl{std::string(*tmpl_src)};

@@ -157,7 +157,7 @@ int generate(const GenerateArgs& a) {
   std::ofstream out(a.output);
   if (!out) throw Error("cannot open --output " + a.output + " for writing");
   Stopwatch load_time;
-  const auto m = load_engine_model(resolve_model_path(a.model));
+  const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   engine::LLMEngine e(m->model, &m->tok, m->eos, to_engine_config(a.engine));
   std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(), load_time.seconds());
   print_engine_summary(e);

@@ -19,6 +19,7 @@
 #include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/engine_flags.h"
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
 #include "model/contiguous_kv_cache.h"
@@ -42,6 +43,7 @@ struct RunArgs {
   std::optional<std::uint64_t> seed;
   int threads = 0;  // 0: all cores
   std::string precision = "fast";
+  int activation_bits = 16;
   bool raw = false;
 };
 
@@ -86,7 +88,8 @@ int run(const RunArgs& a) {
   Stopwatch load_time;
   const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
-  const model::Model m = model::Model::load(file, {model::parse_precision(a.precision)});
+  const model::Model m = model::Model::load(
+      file, {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
   std::fprintf(stderr, "folio: loaded %s (%s, %u layers, %s precision, %zu repacked) in %.2f s\n",
                file.source().c_str(), m.config().arch.c_str(), m.config().n_layer,
                std::string(model::precision_name(m.precision())).c_str(), m.repacked(),
@@ -159,6 +162,7 @@ Command register_run(CLI::App& app) {
   sub->add_option("-t,--threads", a->threads, "Threads (default: all cores)");
   sub->add_option("--precision", a->precision, "fast (quantized kernels) or ref (f32 reference)")
       ->capture_default_str();
+  add_activation_bits_flag(sub, a->activation_bits);
   sub->add_flag("--raw", a->raw, "Do not apply the model's chat template to the prompt");
   return {sub, [a]() { return run(*a); }};
 }

@@ -66,7 +66,7 @@ int serve(ServeArgs& a) {
   const std::string path = resolve_model_path(a.cfg.model);
   log.info("folio serve: loading " + path);
   Stopwatch load;
-  std::unique_ptr<EngineModel> m = load_engine_model(path);
+  std::unique_ptr<EngineModel> m = load_engine_model(path, a.engine);
   const double load_s = load.seconds();
   engine::LLMEngine eng(m->model, &m->tok, m->eos, to_engine_config(a.engine));
   print_engine_summary(eng);

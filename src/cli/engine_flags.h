@@ -31,13 +31,17 @@ struct EngineFlags {
   bool enable_prefix_caching = true;
   std::string scheduling_policy = "fcfs";
   int threads = 0;  // 0: all hardware threads
+  int activation_bits = 16;  // the model's matmul activation width (16 or 8)
 };
 
 // Adds --max-model-len, --max-num-seqs, --max-num-batched-tokens,
 // --block-size, --kv-cache-memory, --kv-cache-dtype,
 // --enable-prefix-caching / --no-enable-prefix-caching,
-// --scheduling-policy and -t/--threads to `sub`.
+// --scheduling-policy, -t/--threads and --activation-bits to `sub`.
 void add_engine_flags(CLI::App* sub, EngineFlags& f);
+
+// --activation-bits alone (for commands that load a model without the engine).
+void add_activation_bits_flag(CLI::App* sub, int& bits);
 
 // Throws folio::Error for values the engine cannot use (naming the flag).
 engine::EngineConfig to_engine_config(const EngineFlags& f);
@@ -51,7 +55,8 @@ struct EngineModel {
   std::vector<engine::TokenId> eos;
 };
 
-std::unique_ptr<EngineModel> load_engine_model(const std::string& path);
+// The model loads with f.activation_bits (validated here).
+std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const EngineFlags& f);
 
 // One line on stderr describing the engine (KV blocks, bytes, limits).
 void print_engine_summary(const engine::LLMEngine& e);

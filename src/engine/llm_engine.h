@@ -78,6 +78,7 @@ class LLMEngine {
 
   EngineStats stats() const;
   const EngineConfig& config() const { return config_; }  // resolved values
+  const model::Model& model() const { return model_; }
   std::int32_t num_kv_blocks() const { return cache_.num_blocks(); }
   std::size_t kv_bytes() const { return cache_.total_bytes(); }
   const sched::Scheduler& scheduler() const { return sched_; }

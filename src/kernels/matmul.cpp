@@ -17,7 +17,6 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 #include <vector>
 
@@ -33,18 +32,15 @@ namespace {
 constexpr std::size_t kRowTile = 16;   // weight rows per tile call (L1-resident)
 constexpr std::size_t kActChunk = 64;  // activation rows per pass (L2-resident)
 
-std::atomic<ActivationBits> g_activation_bits{ActivationBits::k16};
-
-const cpu::GemmKernel* select_kernel(gguf::TensorType type) {
-  const ActivationBits bits = activation_bits();
+const cpu::GemmKernel* select_kernel(gguf::TensorType type, ActivationBits bits) {
   if (active_isa() == Isa::kAvx2) {
     if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type, bits)) return k;
   }
   return cpu::scalar_gemm_kernel(type, bits);
 }
 
-const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type) {
-  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type, activation_bits()) : nullptr;
+const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type, ActivationBits bits) {
+  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type, bits) : nullptr;
 }
 
 // Per-calling-thread scratch for quantized activations: grows to the largest
@@ -56,11 +52,12 @@ std::vector<std::uint8_t>& act_scratch() {
 
 }  // namespace
 
-void set_activation_bits(ActivationBits bits) {
-  g_activation_bits.store(bits, std::memory_order_relaxed);
+ActivationBits parse_activation_bits(int bits) {
+  if (bits == 16) return ActivationBits::k16;
+  if (bits == 8) return ActivationBits::k8;
+  throw Error("activation bits " + std::to_string(bits) +
+              ": expected 16 (default, reference-grade logits) or 8 (llama.cpp's precision, faster)");
 }
-
-ActivationBits activation_bits() { return g_activation_bits.load(std::memory_order_relaxed); }
 
 WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::uint8_t> bytes,
                                    std::size_t rows, std::size_t cols) {
@@ -85,7 +82,8 @@ WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::u
   w.cols_ = cols;
   w.bytes_ = bytes;
   w.file_bytes_ = bytes;
-  if (const cpu::PanelKernel* pk = active_panel_kernel(type)) {
+  // The panel layout is the same for both activation widths.
+  if (const cpu::PanelKernel* pk = active_panel_kernel(type, ActivationBits::k16)) {
     const std::size_t size = cpu::panel_matrix_bytes(*pk, rows, cols);
     std::shared_ptr<std::uint8_t[]> buf(new std::uint8_t[size]);
     pk->repack(bytes.data(), rows, cols, buf.get());
@@ -141,15 +139,16 @@ void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float
 
 }  // namespace
 
-void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool) {
+void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool,
+            ActivationBits bits) {
   if (n == 0) return;
   if (w.repacked()) {
-    if (const cpu::PanelKernel* pk = active_panel_kernel(w.type())) {
+    if (const cpu::PanelKernel* pk = active_panel_kernel(w.type(), bits)) {
       matmul_panels(*pk, w, x, n, y, pool);
       return;
     }
   }
-  const cpu::GemmKernel* k = select_kernel(w.type());
+  const cpu::GemmKernel* k = select_kernel(w.type(), bits);
   FOLIO_CHECK(k != nullptr, "prepared weight matrix without a kernel");
   const std::size_t rows = w.rows(), cols = w.cols();
   const std::size_t w_stride = w.file_bytes().size() / rows;

@@ -48,7 +48,7 @@ class WeightMatrix {
 };
 
 // Activation precision of the fast path for the 32-value block weight types
-// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0):
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), chosen per call (the model passes its own):
 //   k16 (default): x ~= d * q, d = max|x| / 32258 per block of 32; the
 //       integer dot products run twice (two int8 halves of q). On
 //       SmolLM2-135M Q4_1 the logits match HF to mean KL 6e-8 (top-1 100%).
@@ -56,14 +56,15 @@ class WeightMatrix {
 //       top-1 97.6% on the same model, but about half the integer work:
 //       prefill matmuls ~1.8x and small matvecs ~1.5x faster (large
 //       memory-bound matvecs about the same).
-// A process-wide setting, read at every matmul call; change it only while no
-// matmul runs (e.g. at startup from a command-line flag).
+// The k-quants always use 8-bit activation blocks of 256.
 enum class ActivationBits { k8 = 8, k16 = 16 };
-void set_activation_bits(ActivationBits bits);
-ActivationBits activation_bits();
+
+// "16" / "8"; throws folio::Error naming the accepted values.
+ActivationBits parse_activation_bits(int bits);
 
 // Fast path: SIMD kernels chosen once from CPUID (scalar fallback everywhere).
-void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool);
+void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool,
+            ActivationBits bits = ActivationBits::k16);
 
 // Reference path: exact dequantization (quant/), f32 products with f64 accumulation.
 void matmul_ref(const WeightMatrix& w, const float* x, std::size_t n, float* y);

@@ -66,7 +66,7 @@ void cut_pages(const std::vector<kernels::KvPage>& all, std::size_t n,
 
 void Model::linear(const Linear& l, const float* x, std::size_t n, float* y,
                    kernels::ThreadPool& pool) const {
-  kernels::matmul(l.w, x, n, y, pool);
+  kernels::matmul(l.w, x, n, y, pool, activation_bits_);
   if (l.bias.empty()) return;
   const std::size_t rows = l.w.rows();
   for (std::size_t t = 0; t < n; ++t) kernels::add(y + t * rows, l.bias.data(), rows);

@@ -50,6 +50,7 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   }
   m.traits_ = family.traits;
   m.precision_ = options.precision;
+  m.activation_bits_ = options.activation_bits;
   m.rope_freq_scale_ = rope_freq_scale(m.config_);
   WeightLoader loader(file, options.precision);
   m.weights_ = family.load(loader, m.config_);

@@ -23,6 +23,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/attention.h"
+#include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/config.h"
@@ -34,6 +35,9 @@ namespace folio::model {
 
 struct LoadOptions {
   Precision precision = Precision::kFast;
+  // Activation width of the fast path's matmuls (see kernels/matmul.h):
+  // 16 keeps the logits at reference grade, 8 is llama.cpp's and faster.
+  kernels::ActivationBits activation_bits = kernels::ActivationBits::k16;
 };
 
 // Scratch buffers of one forward pass; they grow to the largest batch seen
@@ -57,6 +61,7 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const ArchTraits& traits() const { return traits_; }
   Precision precision() const { return precision_; }
+  kernels::ActivationBits activation_bits() const { return activation_bits_; }
   std::size_t n_vocab() const { return config_.n_vocab; }
   // Weight matrices the kernels repacked at load.
   std::size_t repacked() const { return repacked_; }
@@ -78,6 +83,7 @@ class Model {
   ModelConfig config_;
   ArchTraits traits_;
   Precision precision_ = Precision::kFast;
+  kernels::ActivationBits activation_bits_ = kernels::ActivationBits::k16;
   DecoderWeights weights_;
   float rope_freq_scale_ = 1.0f;
   std::size_t repacked_ = 0;

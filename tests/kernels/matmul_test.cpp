@@ -55,24 +55,12 @@ std::size_t act_block(TensorType t) {
 }
 
 // Q: the largest quantized activation magnitude (see the top of the file).
-float act_qmax(TensorType t) {
-  const bool q16 = act_block(t) == 32 && activation_bits() == ActivationBits::k16;
+float act_qmax(TensorType t, ActivationBits bits) {
+  const bool q16 = act_block(t) == 32 && bits == ActivationBits::k16;
   return q16 ? 32258.0f : 127.0f;
 }
 
 constexpr ActivationBits kAllBits[] = {ActivationBits::k16, ActivationBits::k8};
-
-// Sets the activation width while alive.
-class BitsOverride {
- public:
-  explicit BitsOverride(ActivationBits b) : previous_(activation_bits()) { set_activation_bits(b); }
-  ~BitsOverride() { set_activation_bits(previous_); }
-  BitsOverride(const BitsOverride&) = delete;
-  BitsOverride& operator=(const BitsOverride&) = delete;
-
- private:
-  ActivationBits previous_;
-};
 
 std::vector<std::size_t> col_sizes(TensorType t) {
   const std::size_t be = quant::traits(t).block_elems;
@@ -82,14 +70,15 @@ std::vector<std::size_t> col_sizes(TensorType t) {
 }
 
 // x^: the activations as the fast path sees them (see the top of the file).
-std::vector<float> quantized_activations(TensorType t, const std::vector<float>& x) {
+std::vector<float> quantized_activations(TensorType t, ActivationBits bits,
+                                         const std::vector<float>& x) {
   const std::size_t B = act_block(t);
   if (B == 0) return x;
   std::vector<float> q(x.size());
   for (std::size_t b0 = 0; b0 < x.size(); b0 += B) {
     float amax = 0;
     for (std::size_t k = b0; k < b0 + B; ++k) amax = std::max(amax, std::fabs(x[k]));
-    const float d = amax / act_qmax(t), id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float d = amax / act_qmax(t, bits), id = d != 0.0f ? 1.0f / d : 0.0f;
     for (std::size_t k = b0; k < b0 + B; ++k) q[k] = d * std::nearbyint(x[k] * id);
   }
   return q;
@@ -100,9 +89,10 @@ struct Tolerance {
   std::vector<double> full, rounding;
 };
 
-Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::size_t n) {
+Tolerance tolerances(const WeightMatrix& w, ActivationBits bits, const std::vector<float>& x,
+                     std::size_t n) {
   const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type());
-  const double two_q = 2.0 * act_qmax(w.type());
+  const double two_q = 2.0 * act_qmax(w.type(), bits);
   const std::size_t rb = w.file_bytes().size() / rows;
   std::vector<float> wr(cols);
   std::vector<double> amax(x.size(), 0.0);  // max |x| of each element's block
@@ -131,10 +121,11 @@ Tolerance tolerances(const WeightMatrix& w, const std::vector<float>& x, std::si
 struct Case {
   TensorType type;
   std::size_t rows, cols, n;
+  ActivationBits bits;
   std::string str() const {
     return std::string(quant::traits(type).name) + " " + std::to_string(rows) + "x" +
            std::to_string(cols) + " n=" + std::to_string(n) + " act" +
-           std::to_string(static_cast<int>(activation_bits()));
+           std::to_string(static_cast<int>(bits));
   }
 };
 
@@ -142,17 +133,17 @@ void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
   const auto bytes = testing::random_weights(k.type, k.rows, k.cols, rng);
   const WeightMatrix w = WeightMatrix::prepare(k.type, bytes, k.rows, k.cols);
   const auto x = testing::random_activations(k.n * k.cols, rng);
-  const auto xq = quantized_activations(k.type, x);
+  const auto xq = quantized_activations(k.type, k.bits, x);
   std::vector<float> ref(k.n * k.rows), ref_q(k.n * k.rows), fast(k.n * k.rows),
       scalar(k.n * k.rows);
   matmul_ref(w, x.data(), k.n, ref.data());
   matmul_ref(w, xq.data(), k.n, ref_q.data());
-  matmul(w, x.data(), k.n, fast.data(), pool);
+  matmul(w, x.data(), k.n, fast.data(), pool, k.bits);
   {
     IsaOverride force(Isa::kScalar);
-    matmul(w, x.data(), k.n, scalar.data(), pool);
+    matmul(w, x.data(), k.n, scalar.data(), pool, k.bits);
   }
-  const auto tol = tolerances(w, x, k.n);
+  const auto tol = tolerances(w, k.bits, x, k.n);
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << k.str() << " fast, output " << i;
     ASSERT_LE(std::fabs(scalar[i] - ref_q[i]), tol.rounding[i]) << k.str() << " scalar, output " << i;
@@ -164,11 +155,10 @@ TEST(Matmul, EveryTypeAndShapeMatchesReference) {
   ThreadPool pool(2);
   std::mt19937 rng(1234);
   for (ActivationBits bits : kAllBits) {
-    BitsOverride set(bits);
     for (TensorType t : kTypes) {
       for (std::size_t cols : col_sizes(t)) {
         for (std::size_t rows : {1, 3, 17, 34}) {
-          for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n}, pool, rng);
+          for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n, bits}, pool, rng);
         }
       }
     }
@@ -178,7 +168,6 @@ TEST(Matmul, EveryTypeAndShapeMatchesReference) {
 // 16-bit activations are the default, and on weights with 32-value blocks
 // they bring the fast path far closer to the exact product than 8-bit ones.
 TEST(Matmul, SixteenBitActivationsAreTheDefaultAndMoreAccurate) {
-  EXPECT_EQ(activation_bits(), ActivationBits::k16);
   ThreadPool pool(1);
   std::mt19937 rng(5);
   for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_1, TensorType::Q8_0}) {
@@ -190,8 +179,11 @@ TEST(Matmul, SixteenBitActivationsAreTheDefaultAndMoreAccurate) {
     matmul_ref(w, x.data(), 1, ref.data());
     double err[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
-      BitsOverride set(kAllBits[k]);
-      matmul(w, x.data(), 1, y.data(), pool);
+      if (k == 0) {
+        matmul(w, x.data(), 1, y.data(), pool);  // the default
+      } else {
+        matmul(w, x.data(), 1, y.data(), pool, ActivationBits::k8);
+      }
       for (std::size_t r = 0; r < rows; ++r) err[k] += std::fabs(double{y[r]} - ref[r]);
     }
     EXPECT_LT(err[0] * 30, err[1]) << quant::traits(t).name;
@@ -231,7 +223,7 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
     auto bytes = testing::random_weights(t, 1, cols, rng);
     const WeightMatrix w = WeightMatrix::prepare(t, bytes, 1, cols);
     const auto x = testing::random_activations(cols, rng);
-    const auto xq = quantized_activations(t, x);
+    const auto xq = quantized_activations(t, ActivationBits::k16, x);
     float ref = 0, fast = 0;
     matmul_ref(w, xq.data(), 1, &ref);
     std::vector<std::uint8_t> broken = bytes;
@@ -239,7 +231,7 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
     for (std::size_t i = 4; i < quant::traits(t).block_bytes - 4; ++i) broken[i] ^= 0x5A;
     const WeightMatrix wb = WeightMatrix::prepare(t, broken, 1, cols);
     matmul(wb, x.data(), 1, &fast, pool);
-    EXPECT_GT(std::fabs(fast - ref), 10 * tolerances(w, x, 1).rounding[0]) << quant::traits(t).name;
+    EXPECT_GT(std::fabs(fast - ref), 10 * tolerances(w, ActivationBits::k16, x, 1).rounding[0]) << quant::traits(t).name;
   }
 }
 
@@ -251,7 +243,6 @@ TEST(Matmul, BatchAndThreadInvariant) {
   ThreadPool pool1(1), pool2(2);
   std::mt19937 rng(99);
   for (ActivationBits bits : kAllBits) {
-    BitsOverride set(bits);
     for (TensorType t : kTypes) {
       const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
       const auto bytes = testing::random_weights(t, rows, cols, rng);
@@ -262,11 +253,11 @@ TEST(Matmul, BatchAndThreadInvariant) {
       }
       const auto x = testing::random_activations(n * cols, rng);
       std::vector<float> batched(n * rows), single(rows), two(n * rows);
-      matmul(w, x.data(), n, batched.data(), pool1);
-      matmul(w, x.data(), n, two.data(), pool2);
+      matmul(w, x.data(), n, batched.data(), pool1, bits);
+      matmul(w, x.data(), n, two.data(), pool2, bits);
       EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
       for (std::size_t c = 0; c < n; ++c) {
-        matmul(w, x.data() + c * cols, 1, single.data(), pool2);
+        matmul(w, x.data() + c * cols, 1, single.data(), pool2, bits);
         EXPECT_EQ(0, std::memcmp(single.data(), batched.data() + c * rows, rows * 4))
             << quant::traits(t).name << " row " << c;
       }
