@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/compare_batched.sh: aggregate decode throughput with many concurrent sequences,
+# folio's paged engine vs llama.cpp's llama-batched-bench, same GGUF and threads, one run.
+#
+#   bench/compare_batched.sh [MODEL.gguf] [THREADS] [ROUNDS]
+#   env: NPL=1,8,32 (concurrent sequences)  PP=128 (prompt tokens)  TG=128 (generated tokens)
+#        FOLIO_ARGS="--activation-bits 8" (extra folio flags)  LLAMA_ARGS="-fa on"
+#
+# Both report decode tokens/s over the phase where every sequence generates (llama's S_TG:
+# npl * TG / t_tg; folio's decode t/s after every sequence has its first token). The two
+# programs alternate for ROUNDS rounds; the script prints each round's ratio and the median.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=${1:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
+threads=${2:-2}
+rounds=${3:-3}
+npl=${NPL:-1,8,32}
+pp=${PP:-128}
+tg=${TG:-128}
+llama=bench/.work/llama.cpp-build/bin/llama-batched-bench
+[[ -x build/release/folio ]] || scripts/setup
+[[ -x $llama ]] || bench/llama_cpp.sh
+max_npl=$(tr ',' '\n' <<<"$npl" | sort -n | tail -1)
+ctx=$((max_npl * (pp + tg)))
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for r in $(seq 1 "$rounds"); do
+  echo "[compare_batched] round $r/$rounds: folio ${FOLIO_ARGS:-}" >&2
+  # shellcheck disable=SC2086
+  build/release/folio bench throughput -m "$model" -t "$threads" --modes '' \
+    --decode-concurrency "$npl" --decode-input "$pp" --decode-output "$tg" \
+    --max-model-len $((pp + tg)) --json ${FOLIO_ARGS:-} > "$tmp/folio.$r.out"
+  echo "[compare_batched] round $r/$rounds: llama-batched-bench ${LLAMA_ARGS:--fa on}" >&2
+  # shellcheck disable=SC2086
+  "$llama" -m "$model" -t "$threads" -tb "$threads" -c "$ctx" -b 2048 -ub 512 \
+    -npp "$pp" -ntg "$tg" -npl "$npl" ${LLAMA_ARGS:--fa on} --output-format jsonl \
+    > "$tmp/llama.$r.jsonl" 2>/dev/null
+done
+.venv/bin/python - "$tmp" "$rounds" "$model" "$threads" "$npl" <<'PY'
+import json, statistics, sys
+tmp, rounds, model, threads, npl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+levels = [int(x) for x in npl.split(",")]
+
+def folio(path):
+    text = open(path).read()
+    report = json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text)
+    return {int(k): v["decode_tokens_per_s"] for k, v in report["decode"].items()}
+
+def llama(path):
+    out = {}
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            row = json.loads(line)
+            out[int(row["pl"])] = row["speed_tg"]
+    return out
+
+print(f"model {model}, {threads} threads, sequences {levels}")
+print(f"{'round':>5} {'seqs':>5} {'folio t/s':>10} {'llama.cpp t/s':>14} {'ratio':>6}")
+ratios = {}
+for r in range(1, rounds + 1):
+    f, l = folio(f"{tmp}/folio.{r}.out"), llama(f"{tmp}/llama.{r}.jsonl")
+    for n in levels:
+        ratio = f[n] / l[n]
+        ratios.setdefault(n, []).append(ratio)
+        print(f"{r:>5} {n:>5} {f[n]:>10.1f} {l[n]:>14.1f} {ratio:>6.2f}")
+for n, v in ratios.items():
+    print(f"median ratio at {n} sequences: {statistics.median(v):.2f}x")
+PY
