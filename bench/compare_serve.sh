@@ -21,6 +21,7 @@
 #   RATES ["inf 1"]  request rates; "inf" is a burst capped at --max-concurrency SLOTS,
 #                    a finite rate is open-loop Poisson arrivals with no cap
 #   FOLIO_BIN [build/release/folio]   LLAMA_SERVER [bench/.work/llama.cpp-build/bin/llama-server]
+#   FOLIO_ARGS [""]  extra `folio serve` flags, e.g. "--activation-bits 8"
 # Results (JSON per run, server logs, summary.md) go to bench/.work/results/serve-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,8 +74,9 @@ start_server() {
     "$llama" -m "$model" -t "$threads" -np "$slots" -c $((slots * ctx_per_seq)) --port "$port" \
       --host 127.0.0.1 "${fa[@]}" >"$logfile" 2>&1 &
   else
+    # shellcheck disable=SC2086
     "$folio" serve "$model" --host 127.0.0.1 --port "$port" --threads "$threads" \
-      --max-num-seqs "$slots" --max-model-len "$ctx_per_seq" >"$logfile" 2>&1 &
+      --max-num-seqs "$slots" --max-model-len "$ctx_per_seq" ${FOLIO_ARGS:-} >"$logfile" 2>&1 &
   fi
   server_pid=$!
   for _ in $(seq 600); do

@@ -11,9 +11,10 @@
 // (another process on its core) held every parallel_for until it ran, and a
 // decode step issues hundreds of them: on a busy 2-core machine generation
 // fell ~14x. Now the caller takes over unclaimed chunks and waits only for
-// chunks already running. Chunks are only claimed while their generation is
-// current, and the next job is published only after every claimed chunk is
-// done, so a late worker never sees a half-published job.
+// chunks already running. A claim is a compare-exchange against the
+// published ticket; before rewriting the job's fields the caller closes the
+// old ticket (no chunk left), so a late worker holding it cannot claim a
+// chunk of a half-published job.
 //
 // Idle workers spin on `ticket` for a short while after each job (the next
 // parallel_for of a decode step usually arrives within microseconds), then
@@ -54,7 +55,7 @@ struct ThreadPool::Impl {
   Trampoline fn = nullptr;
   void* ctx = nullptr;
   std::size_t n = 0;
-  std::uint32_t n_chunks = 0;
+  std::atomic<std::uint32_t> n_chunks{0};  // atomic: stale workers read it before claiming
 
   alignas(64) std::atomic<std::uint64_t> ticket{0};  // generation << 32 | next chunk
   alignas(64) std::atomic<std::uint32_t> done{0};    // chunks finished in this generation
@@ -62,6 +63,8 @@ struct ThreadPool::Impl {
   std::atomic<bool> stop{false};
 
   static std::uint64_t generation_of(std::uint64_t t) { return t >> 32; }
+  // Low half of a closed ticket: no chunk index reaches it, so nothing can be claimed.
+  static constexpr std::uint64_t kClosed = 0xFFFFFFFFu;
 
   // Claims and runs chunks of generation `gen` until none is left.
   void work(std::uint64_t gen, int thread) {
@@ -69,13 +72,15 @@ struct ThreadPool::Impl {
     for (;;) {
       if (generation_of(t) != gen) return;
       const auto chunk = static_cast<std::uint32_t>(t);
-      if (chunk >= n_chunks) return;
+      const std::uint32_t chunks = n_chunks.load(std::memory_order_relaxed);
+      if (chunk >= chunks) return;
       if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
         continue;  // t now holds the current value
       }
-      const std::size_t begin = n * chunk / n_chunks;
-      const std::size_t end = n * (chunk + 1) / n_chunks;
+      // The claim succeeded against the published ticket: the job's fields are visible.
+      const std::size_t begin = n * chunk / chunks;
+      const std::size_t end = n * (chunk + 1) / chunks;
       if (begin < end) fn(ctx, begin, end, thread);
       done.fetch_add(1, std::memory_order_acq_rel);
       t = ticket.load(std::memory_order_acquire);
@@ -149,16 +154,21 @@ void ThreadPool::run(std::size_t n, Trampoline fn, void* ctx) {
     fn(ctx, 0, n, 0);
     return;
   }
+  // Close the previous job's ticket before touching the fields: a late worker
+  // still holding that ticket (every chunk claimed) could otherwise claim a
+  // "chunk" against the new n_chunks and run the half-written job.
+  const std::uint64_t old = p.ticket.load(std::memory_order_relaxed);
+  p.ticket.store((old & ~Impl::kClosed) | Impl::kClosed, std::memory_order_seq_cst);
   p.fn = fn;
   p.ctx = ctx;
   p.n = n;
-  p.n_chunks = static_cast<std::uint32_t>(chunks);
+  p.n_chunks.store(static_cast<std::uint32_t>(chunks), std::memory_order_relaxed);
   p.done.store(0, std::memory_order_relaxed);
-  const std::uint64_t gen = Impl::generation_of(p.ticket.load(std::memory_order_relaxed)) + 1;
+  const std::uint64_t gen = Impl::generation_of(old) + 1;
   p.ticket.store(gen << 32, std::memory_order_seq_cst);  // publishes the fields above
   if (p.sleepers.load(std::memory_order_seq_cst) > 0) p.ticket.notify_all();
   p.work(gen, 0);
-  for (int i = 0; p.done.load(std::memory_order_acquire) != p.n_chunks; ++i) {
+  for (int i = 0; p.done.load(std::memory_order_acquire) != chunks; ++i) {
     FOLIO_CPU_RELAX();
     if (i > 4096) std::this_thread::yield();  // a claimed chunk's thread was descheduled
   }

@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -78,6 +80,32 @@ TEST(ThreadPool, CallerTakesOverChunksOfAStalledWorker) {
   });
   EXPECT_LE(by_worker.load(), 1);
   EXPECT_EQ(by_worker.load() + by_caller.load(), 8);
+}
+
+// Many back-to-back jobs of changing sizes, with pauses long enough for the
+// workers to fall asleep: every index is covered exactly once per job and the
+// pool never stalls. (A worker that still held the previous job's exhausted
+// ticket once claimed a chunk of the half-published next job: the caller then
+// counted one chunk too many and waited forever.)
+TEST(ThreadPool, BackToBackJobsWithSleepsNeverStall) {
+  auto run = std::async(std::launch::async, [] {
+    ThreadPool pool(2);
+    long covered = 0, expected = 0;
+    for (long it = 0; it < 300000; ++it) {
+      const std::size_t n = 1 + static_cast<std::size_t>(it * 7919 % 40);
+      std::atomic<long> sum{0};
+      pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) { sum += static_cast<long>(e - b); });
+      covered += sum.load();
+      expected += static_cast<long>(n);
+      if (it % 3000 == 0) std::this_thread::sleep_for(std::chrono::microseconds(400 + it % 300));
+    }
+    return covered == expected;
+  });
+  if (run.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+    ADD_FAILURE() << "ThreadPool stalled";
+    std::abort();  // the stuck pool cannot be joined
+  }
+  EXPECT_TRUE(run.get());
 }
 
 TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(ThreadPool(0), Error); }
