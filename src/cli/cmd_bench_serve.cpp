@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/fd_limit.h"
 #include "cli/commands.h"
 #include "loadgen/bench_serve.h"
 #include "loadgen/report.h"
@@ -119,6 +120,7 @@ void save(const nlohmann::json& j, const BenchServeArgs& a) {
 }
 
 int bench_serve(const BenchServeArgs& a) {
+  raise_open_file_limit();  // one socket per request in flight
   const loadgen::BenchServeConfig c = to_config(a);
   std::fprintf(stderr, "folio bench serve: %zu requests to %s%s, request rate %s, burstiness %g, "
                "max concurrency %s\n", c.prompts.size(), c.url.str().c_str(), c.endpoint.c_str(),

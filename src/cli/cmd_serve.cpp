@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fd_limit.h"
 #include "base/log.h"
 #include "base/timer.h"
 #include "cli/commands.h"
@@ -83,6 +84,11 @@ int serve(ServeArgs& a) {
   const server::ModelContext ctx = server::make_model_context(
       m->tok, a.cfg.served_model_name, path, ec.max_model_len,
       server::chat_template_source(a.cfg.chat_template, tmpl));
+  const std::uint64_t fds = raise_open_file_limit();
+  if (fds < 1100) {
+    log.info("open-file limit is " + std::to_string(fds) +
+             ": at most about that many concurrent connections (raise `ulimit -n`)");
+  }
   engine::EngineLoop loop(eng);
   server::EngineAdapter adapter(loop, load_s);
   return server::run_server(a.cfg, adapter, ctx, log, [&](std::uint16_t port) {
