@@ -16,7 +16,8 @@
 //   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
 // (Q4_0: m_r = -8 d_r; Q8_0: no m term), isum exact in int32. With 16-bit
 // activations (ActQ16Block, q_x = 254 * hi + lo) the quants are dotted with
-// each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi + isum_lo:
+// each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi + isum_lo
+// (the 254 folded into the hi half's widening madd):
 // twice the integer work of 8-bit activations, same float work.
 #include <algorithm>
 #include <cstddef>
@@ -110,9 +111,13 @@ inline const std::int8_t* half_bytes(const ActQ16Block& b) {
   return kHalf == 0 ? b.hi : b.lo;
 }
 
-// Combines the int32 dot of the hi half (first) with the lo half (second).
-inline __m256i combine_halves(__m256i hi_dot, __m256i lo_dot) {
-  return _mm256_add_epi32(_mm256_mullo_epi32(hi_dot, _mm256_set1_epi32(kActQ16Base)), lo_dot);
+// The madd weight that widens int16 pair sums of half kHalf to int32: the hi
+// half of a 16-bit activation is worth kActQ16Base, so its madd multiplies by
+// that instead of 1 and the halves then simply add (exact: |254 * pair sum|
+// stays far below 2^31), saving a vpmulld per block and activation row.
+template <class Act, int kHalf>
+inline __m256i half_weight() {
+  return _mm256_set1_epi16(kHalves<Act> == 2 && kHalf == 0 ? kActQ16Base : 1);
 }
 
 // Chunk t of a Q4 group against NC activation rows (xq[c]: 32 int8 values):
@@ -134,7 +139,7 @@ inline void q4_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, 
 // madd per block, half and activation row.
 template <class Act, int kHalf, int NC>
 inline void q4_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, __m256i* i32) {
-  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i weight = half_weight<Act, kHalf>();
   const std::int8_t* xq[NC];
   __m256i s16[NC];
   for (int c = 0; c < NC; ++c) {
@@ -150,8 +155,8 @@ inline void q4_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, 
     for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xq, s16);
   }
   for (int c = 0; c < NC; ++c) {
-    const __m256i d = _mm256_madd_epi16(s16[c], ones);
-    i32[c] = kHalf == 0 ? d : combine_halves(i32[c], d);
+    const __m256i d = _mm256_madd_epi16(s16[c], weight);
+    i32[c] = kHalf == 0 ? d : _mm256_add_epi32(i32[c], d);
   }
 }
 
@@ -186,13 +191,13 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
 }
 
 template <int NC>
-inline void q8_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s32) {
-  const __m256i ones = _mm256_set1_epi16(1);
+inline void q8_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s32,
+                    __m256i weight) {
   const __m256i w = load32(q + 32 * t);
   const __m256i aw = _mm256_sign_epi8(w, w);
   for (int c = 0; c < NC; ++c) {
     const __m256i xs = _mm256_sign_epi8(bcast4(xq[c] + 4 * t), w);
-    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), ones));
+    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), weight));
   }
 }
 
@@ -208,13 +213,14 @@ inline void q8_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, 
     xq[c] = half_bytes<kHalf>(xb[c][i]);
     s32[c] = _mm256_setzero_si256();
   }
+  const __m256i weight = half_weight<Act, kHalf>();
   if constexpr (NC <= 2) {  // see q4_half about unrolling
-    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32);
+    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32, weight);
   } else {
 #pragma GCC unroll 1
-    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32);
+    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32, weight);
   }
-  for (int c = 0; c < NC; ++c) i32[c] = kHalf == 0 ? s32[c] : combine_halves(i32[c], s32[c]);
+  for (int c = 0; c < NC; ++c) i32[c] = kHalf == 0 ? s32[c] : _mm256_add_epi32(i32[c], s32[c]);
 }
 
 template <class Act, int NC>
