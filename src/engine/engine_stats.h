@@ -11,19 +11,25 @@
 
 namespace folio::engine {
 
-// Cumulative seconds per stage of step(). The model does not (yet) expose
-// attention vs matmul time, so "forward" is the whole model.forward call.
+// Cumulative seconds per stage of step(); the model's share is split as
+// model::ForwardTimes reports it (attention blocks, FFN blocks, embedding +
+// output head).
 struct StageTimes {
   double schedule = 0;    // scheduler.schedule()
   double prepare = 0;     // block tables, COW copies, batch building
-  double forward = 0;     // model.forward
+  double attention = 0;   // model: attention blocks (projections, RoPE, KV, attention)
+  double ffn = 0;         // model: FFN blocks (matmuls, SwiGLU)
+  double lm_head = 0;     // model: embedding lookup and output projection
   double sampling = 0;    // logits -> token (sampler chain)
   double detokenize = 0;  // token -> text delta, stop checks
   double update = 0;      // scheduler.update() and output delivery
 
+  double forward() const { return attention + ffn + lm_head; }
+
   std::vector<std::pair<std::string, double>> named() const {
-    return {{"schedule", schedule}, {"prepare", prepare},       {"forward", forward},
-            {"sampling", sampling}, {"detokenize", detokenize}, {"update", update}};
+    return {{"schedule", schedule}, {"prepare", prepare},   {"attention", attention},
+            {"ffn", ffn},           {"lm_head", lm_head},   {"sampling", sampling},
+            {"detokenize", detokenize}, {"update", update}};
   }
 };
 

@@ -29,9 +29,10 @@ bool LLMEngine::step() {
     cache_.bind(plan);
     build_batch(plan);
     stage_.prepare += sw.seconds();
-    sw.reset();
     const std::span<const float> logits = model_.forward(batch_, cache_, ws_, pool_);  // 3
-    stage_.forward += sw.seconds();
+    stage_.attention += ws_.times.attention;
+    stage_.ffn += ws_.times.ffn;
+    stage_.lm_head += ws_.times.lm_head;
     batched_ += batch_.size();
     result = sample(plan, logits);  // 4
   } catch (const std::exception& e) {

@@ -40,6 +40,14 @@ struct LoadOptions {
   kernels::ActivationBits activation_bits = kernels::ActivationBits::k16;
 };
 
+// Where the last forward() spent its time (seconds, wall clock on the
+// calling thread): the engine adds these to its per-stage counters.
+struct ForwardTimes {
+  double attention = 0;  // norms, Q/K/V/O projections, RoPE, KV store, attention
+  double ffn = 0;        // norm, gate/up/down projections, SwiGLU
+  double lm_head = 0;    // embedding lookup, final norm, output projection
+};
+
 // Scratch buffers of one forward pass; they grow to the largest batch seen
 // and are reused, so steady-state decoding does not allocate. One per thread
 // that calls forward().
@@ -48,6 +56,7 @@ struct Workspace {
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
   std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
   std::vector<std::size_t> extent;                  // per sequence: positions to fetch
+  ForwardTimes times;                               // of the last forward()
 };
 
 class Model {

@@ -17,8 +17,8 @@ const std::vector<double> kLatencyBuckets = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 
                                              30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
                                              1920.0, 7680.0};
 // Stages always listed (0 until measured), in pipeline order.
-const char* const kStages[] = {"model_load", "tokenize", "schedule", "attention", "ffn", "sampling",
-                               "detokenize"};
+const char* const kStages[] = {"model_load", "tokenize", "schedule", "attention", "ffn", "lm_head",
+                               "sampling", "detokenize"};
 
 std::string num(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
@@ -137,8 +137,8 @@ std::string ServerMetrics::render(const EngineStats& e) const {
   for (const char* s : kStages) stages.try_emplace(s, 0.0);
   for (const auto& [name, secs] : e.stage_seconds) stages[name] += secs;
   family(out, "folio:stage_seconds_total", "counter",
-         "Cumulative seconds spent per pipeline stage (tokenize, schedule, attention, ffn, sampling, "
-         "detokenize, model_load).");
+         "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
+         "lm_head, sampling, detokenize, update, model_load).");
   for (const auto& [name, secs] : stages) {
     sample(out, "folio:stage_seconds_total", labels_ + ",stage=\"" + escape_label(name) + "\"", secs);
   }

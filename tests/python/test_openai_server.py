@@ -255,4 +255,8 @@ def test_health_version_and_metrics_parse(server):
         assert name in m, name
     assert metric_value(server, "folio:generation_tokens_total") > 0
     stages = {s.labels["stage"]: s.value for s in m["folio:stage_seconds_total"]}
-    assert stages["model_load"] > 0 and stages["forward"] > 0
+    assert stages["model_load"] > 0
+    # The model's time, split into attention blocks, FFN blocks and the embedding + output head.
+    assert stages["attention"] > 0 and stages["ffn"] > 0 and stages["lm_head"] > 0
+    for s in ("tokenize", "schedule", "sampling", "detokenize"):
+        assert s in stages, s
