@@ -2,6 +2,7 @@
 # bench/compare_llama.sh: folio vs llama.cpp on the same GGUF and thread count, in one run.
 #
 #   bench/compare_llama.sh [MODEL.gguf] [THREADS] [REPS] [ROUNDS]
+#   env: FOLIO_ARGS="--activation-bits 8" (extra `folio bench` flags)
 #
 # Builds llama.cpp first if needed (bench/llama_cpp.sh, into the git-ignored bench/.work/),
 # then alternates `folio bench` and `llama-bench` (pp512, tg128) for ROUNDS rounds so both see
@@ -19,7 +20,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for r in $(seq 1 "$rounds"); do
   echo "[compare] round $r/$rounds: folio" >&2
-  build/release/folio bench -m "$model" -p 512 -n 128 -t "$threads" -r "$reps" --json > "$tmp/folio.$r.json"
+  # shellcheck disable=SC2086
+  build/release/folio bench -m "$model" -p 512 -n 128 -t "$threads" -r "$reps" --json ${FOLIO_ARGS:-} \
+    > "$tmp/folio.$r.json"
   echo "[compare] round $r/$rounds: llama.cpp" >&2
   "$llama" -m "$model" -t "$threads" -p 512 -n 128 -r "$reps" -o json > "$tmp/llama.$r.json" 2>/dev/null
 done
@@ -43,7 +46,7 @@ def llama(path):
         out[name] = row["avg_ts"]
     return out
 
-print(f"model {model}, {threads} threads")
+print(f"model {model}, {threads} threads, folio flags: {__import__('os').environ.get('FOLIO_ARGS', '') or 'defaults'}")
 print(f"{'round':>5} {'test':>6} {'folio t/s':>10} {'llama.cpp t/s':>14} {'ratio':>6}")
 ratios = {}
 for r in range(1, rounds + 1):
