@@ -23,13 +23,14 @@
 namespace folio::kernels {
 
 namespace cpu {
-namespace {
 
 void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
                    float* dst) {
   const auto* s = static_cast<const float*>(src);
   for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * stride, hd * sizeof(float));
 }
+
+namespace {
 
 void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
                    float* dst) {

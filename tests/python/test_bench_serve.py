@@ -6,55 +6,16 @@ against what was asked: every request completes with exactly --random-output-len
 (ignore_eos), as the server's own usage reports them.
 """
 import json
-import os
-import socket
 import subprocess
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-FOLIO = os.environ.get("FOLIO_BIN", str(ROOT / "build/release/folio"))
-MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
+from folio_server import FOLIO, free_port, running_server
 
 @pytest.fixture(scope="module")
 def server():
-    assert MODEL.exists(), f"{MODEL} missing: run scripts/setup"
-    port = free_port()
-    proc = subprocess.Popen(
-        [FOLIO, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port),
-         "--served-model-name", "smollm2", "--max-model-len", "256", "--max-num-seqs", "4",
-         "--kv-cache-memory", "64MiB", "-t", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except Exception:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.stdout.read()
-    else:
-        proc.kill()
-        pytest.fail("folio serve did not become healthy")
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    with running_server("--served-model-name", "smollm2", "--max-model-len", "256",
+                        "--max-num-seqs", "4", "--kv-cache-memory", "64MiB", "-t", "2") as srv:
+        yield srv["base"]
 
 
 def bench(base, *extra, timeout=60):

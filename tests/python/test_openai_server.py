@@ -4,61 +4,26 @@ Starts the real binary with the default model on a free localhost port, once per
 """
 import http.client
 import json
-import os
 import socket
-import subprocess
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import openai
 import pytest
+from folio_server import running_server
 from prometheus_client.parser import text_string_to_metric_families
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLIO = os.environ.get("FOLIO_BIN", str(ROOT / "build/release/folio"))
-MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 NAME = "smollm2"
 KEY = "test-key-123"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    assert MODEL.exists(), f"{MODEL} missing: run scripts/setup"
-    port = free_port()
-    proc = subprocess.Popen(
-        [FOLIO, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port),
-         "--served-model-name", NAME, "--api-key", KEY, "--max-model-len", "1024",
-         "--max-num-seqs", "32", "--kv-cache-memory", "256MiB", "-t", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except Exception:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.stdout.read()
-    else:
-        proc.kill()
-        pytest.fail("folio serve did not become healthy")
-    yield {"base": base, "port": port, "proc": proc}
-    proc.terminate()
-    try:
-        rc = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert rc == 0, "SIGTERM must exit 0"
+    with running_server("--served-model-name", NAME, "--api-key", KEY, "--max-model-len", "1024",
+                        "--max-num-seqs", "32", "--kv-cache-memory", "256MiB", "-t", "2") as srv:
+        yield srv
+    assert srv["exit_code"] == 0, "SIGTERM must exit 0"
 
 
 @pytest.fixture(scope="module")

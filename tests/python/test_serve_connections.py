@@ -6,60 +6,26 @@ the test reads /metrics until the engine reports (almost) all of them admitted â
 waiting, so the connections really are held concurrently â€” and times /health, /v1/models and
 /tokenize from a separate client: they must answer promptly (the bound is generous: this checks
 that the server does not stall or queue other clients behind the streams, not its speed; a new
-completion would rightly wait its turn in the engine's FCFS queue). Finally every one of the 1,000 streams must have completed with
-exactly the requested number of tokens.
+completion would rightly wait its turn in the engine's FCFS queue). Finally every one of the
+1,000 streams must have completed with exactly the requested number of tokens.
 """
 import json
-import os
 import re
-import socket
 import subprocess
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
+from folio_server import FOLIO, running_server
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLIO = os.environ.get("FOLIO_BIN", str(ROOT / "build/release/folio"))
-MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 STREAMS = 1000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server():
-    assert MODEL.exists(), f"{MODEL} missing: run scripts/setup"
-    port = free_port()
-    proc = subprocess.Popen(
-        [FOLIO, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port),
-         "--max-model-len", "64", "--max-num-seqs", "64", "--max-queue", "2048", "-t", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/health", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except Exception:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.stdout.read()
-    else:
-        proc.kill()
-        pytest.fail("folio serve did not become healthy")
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    with running_server("--max-model-len", "64", "--max-num-seqs", "64", "--max-queue", "2048",
+                        "-t", "2") as srv:
+        yield srv["base"]
 
 
 def gauge(metrics, name):

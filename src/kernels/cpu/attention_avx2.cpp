@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/avx2_util.h"
@@ -17,12 +16,6 @@ FOLIO_AVX2_BEGIN
 namespace folio::kernels::cpu {
 
 namespace {
-
-void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
-                   float* dst) {
-  const auto* s = static_cast<const float*>(src);
-  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * stride, hd * sizeof(float));
-}
 
 void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
                    float* dst) {

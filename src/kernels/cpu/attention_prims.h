@@ -25,6 +25,9 @@ struct AttentionPrims {
   void (*accumulate)(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc);
 };
 
+// The f32 load_tile (a strided row copy), shared by every ISA.
+void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd, float* dst);
+
 const AttentionPrims& scalar_attention_prims(KvDtype dtype);
 const AttentionPrims& avx2_attention_prims(KvDtype dtype);
 
