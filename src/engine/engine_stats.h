@@ -24,8 +24,6 @@ struct StageTimes {
   double detokenize = 0;  // token -> text delta, stop checks
   double update = 0;      // scheduler.update() and output delivery
 
-  double forward() const { return attention + ffn + lm_head; }
-
   std::vector<std::pair<std::string, double>> named() const {
     return {{"schedule", schedule}, {"prepare", prepare},   {"attention", attention},
             {"ffn", ffn},           {"lm_head", lm_head},   {"sampling", sampling},

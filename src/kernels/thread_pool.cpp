@@ -11,10 +11,11 @@
 // (another process on its core) held every parallel_for until it ran, and a
 // decode step issues hundreds of them. Now the caller takes over unclaimed
 // chunks and waits only for chunks already running (measured: 0-20 % faster
-// decode next to other busy processes, docs/PERFORMANCE.md). A claim is a compare-exchange against the
-// published ticket; before rewriting the job's fields the caller closes the
-// old ticket (no chunk left), so a late worker holding it cannot claim a
-// chunk of a half-published job.
+// decode next to other busy processes, docs/PERFORMANCE.md).
+//
+// Before rewriting the job's fields the caller closes the old ticket (no
+// chunk left), so a late worker still holding it cannot claim a chunk of a
+// half-published job.
 //
 // Idle workers spin on `ticket` for a short while after each job (the next
 // parallel_for of a decode step usually arrives within microseconds), then
