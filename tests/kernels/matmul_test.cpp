@@ -247,7 +247,9 @@ TEST(Matmul, BatchAndThreadInvariant) {
       const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
       const auto bytes = testing::random_weights(t, rows, cols, rng);
       const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
-      const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q8_0;
+      const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 ||
+                              t == TensorType::Q5_0 || t == TensorType::Q5_1 ||
+                              t == TensorType::Q8_0;
       if (panel_type && detected_isa() == Isa::kAvx2) {
         EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
       }

@@ -1,20 +1,25 @@
 // kernels/cpu/gemm_avx2_panel.cpp: repacked 8-row panels for the 32-value
-// block formats Q4_0, Q4_1 and Q8_0, and their AVX2 kernels (the fast path
-// for prefill GEMM and decode matvec; see "panel kernels" in gemm_kernel.h).
+// block formats Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, and their AVX2 kernels (the
+// fast path for prefill GEMM and decode matvec; see "panel kernels" in
+// gemm_kernel.h).
 //
 // Group layout (one 32-value block of 8 rows r = 0..7):
-//   scales  fp16 d of rows 0..7 (16 bytes), then for Q4_1 fp16 m of rows 0..7
+//   scales  fp16 d of rows 0..7 (16 bytes), then for Q4_1/Q5_1 fp16 m of rows 0..7
+//   hbits   Q5 only, 32 bytes: bytes 4r..4r+3 = row r's 5th bits regrouped by
+//           chunk: bit k of byte t is element 4t+k's, bit 4+k element 16+4t+k's
 //   quants  chunks t = 0..Q/4-1 of 32 bytes (Q = quant bytes per block):
 //           bytes 4r..4r+3 of chunk t = row r's qs[4t..4t+3]
-// Same size as the GGUF bytes. For Q4 formats, the low nibbles of chunk t are
-// elements 4t..4t+3 of every row and the high nibbles elements 16+4t..; for
-// Q8_0 chunk t holds elements 4t..4t+3. A 4-byte broadcast of the matching
-// activation values then lines up with every row, and maddubs + madd leave
-// row r's partial dot in int32 lane r.
+// Same size as the GGUF bytes. For Q4/Q5 formats, the low nibbles of chunk t
+// are elements 4t..4t+3 of every row and the high nibbles elements 16+4t..;
+// for Q8_0 chunk t holds elements 4t..4t+3. A 4-byte broadcast of the
+// matching activation values then lines up with every row, and maddubs +
+// madd leave row r's partial dot in int32 lane r. Q5's 5th bits for chunk t
+// are byte t of each row's hbits word, spread over the row's 4 bytes with
+// one shuffle and turned into 0x10 / 0x00 with a mask compare.
 //
 // Per block and lane (weight row r, activation row c), in this order:
 //   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
-// (Q4_0: m_r = -8 d_r; Q8_0: no m term), isum exact in int32. With 16-bit
+// (Q4_0: m_r = -8 d_r; Q5_0: m_r = -16 d_r; Q8_0: no m term), isum exact in int32. With 16-bit
 // activations (ActQ16Block, q_x = 254 * hi + lo) the quants are dotted with
 // each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi + isum_lo
 // (the 254 folded into the hi half's widening madd):
@@ -42,6 +47,54 @@ struct Legacy {
 using FmtQ4_0 = Legacy<1, 16>;
 using FmtQ4_1 = Legacy<2, 16>;
 using FmtQ8_0 = Legacy<1, 32>;
+
+// Q5_0: d, qh[4], 16 nibble bytes; Q5_1: d, m, qh[4], 16 nibble bytes.
+template <int kScales>
+struct Five {
+  static constexpr std::size_t kBlockBytes = 2 * kScales + 4 + 16;
+  static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
+  static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
+  static constexpr std::size_t kQuantOffset = kScaleBytes + 4 * kPanelRows;  // after hbits
+};
+using FmtQ5_0 = Five<1>;
+using FmtQ5_1 = Five<2>;
+
+// Row r's qh word (bit j = element j's 5th bit) regrouped by chunk as in the
+// hbits layout above.
+std::uint32_t regroup_qh(std::uint32_t qh) {
+  std::uint32_t out = 0;
+  for (int t = 0; t < 4; ++t) {
+    for (int k = 0; k < 4; ++k) {
+      out |= ((qh >> (4 * t + k)) & 1u) << (8 * t + k);
+      out |= ((qh >> (16 + 4 * t + k)) & 1u) << (8 * t + 4 + k);
+    }
+  }
+  return out;
+}
+
+template <class Fmt>
+void repack_q5(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
+  constexpr int kScales = Fmt::kScaleBytes / (2 * kPanelRows);
+  const std::size_t nb = cols / 32, row_bytes = nb * Fmt::kBlockBytes;
+  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);  // padding rows: d = m = 0, q = 0
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
+    for (std::size_t i = 0; i < nb; ++i) {
+      const std::uint8_t* b = src + r * row_bytes + i * Fmt::kBlockBytes;
+      std::uint8_t* g = dst + (p * nb + i) * Fmt::kGroupBytes;
+      for (int s = 0; s < kScales; ++s) std::memcpy(g + 16 * s + 2 * lane, b + 2 * s, 2);
+      std::uint32_t qh;
+      std::memcpy(&qh, b + 2 * kScales, 4);  // little-endian, as the file stores it
+      const std::uint32_t h = regroup_qh(qh);
+      std::memcpy(g + Fmt::kScaleBytes + 4 * lane, &h, 4);
+      const std::uint8_t* qs = b + 2 * kScales + 4;
+      for (std::size_t t = 0; t < 4; ++t) {
+        std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, qs + 4 * t, 4);
+      }
+    }
+  }
+}
 
 template <class Fmt>
 void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
@@ -120,51 +173,89 @@ inline __m256i half_weight() {
   return _mm256_set1_epi16(kHalves<Act> == 2 && kHalf == 0 ? kActQ16Base : 1);
 }
 
-// Chunk t of a Q4 group against NC activation rows (xq[c]: 32 int8 values):
-// low nibbles are elements 4t.., high nibbles 16+4t.. of every row.
-template <int NC>
-inline void q4_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s16) {
+// Q5: adds the 5th bits of chunk t (byte t of each row's hbits word) to the
+// unpacked low- and high-nibble values.
+inline void add_fifth_bits(__m256i hbits, int t, __m256i& lo, __m256i& hi) {
+  const __m256i spread = _mm256_add_epi8(
+      _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                       0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12),
+      _mm256_set1_epi8(static_cast<char>(t)));
+  const __m256i b = _mm256_shuffle_epi8(hbits, spread);  // byte 4r+k = row r's byte t
+  const __m256i mlo = _mm256_set1_epi32(0x08040201), mhi = _mm256_set1_epi32(static_cast<int>(0x80402010u));
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mlo), mlo), bit4));
+  hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mhi), mhi), bit4));
+}
+
+// Chunk t of a Q4 (or, with kFive, Q5) group against NC activation rows
+// (xq[c]: 32 int8 values): low nibbles are elements 4t.., high nibbles
+// 16+4t.. of every row.
+template <int NC, bool kFive>
+inline void q4_step(const std::uint8_t* q, __m256i hbits, int t, const std::int8_t* const* xq,
+                    __m256i* s16) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i raw = load32(q + 32 * t);
-  const __m256i lo = _mm256_and_si256(raw, m4);
-  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+  __m256i lo = _mm256_and_si256(raw, m4);
+  __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+  if constexpr (kFive) add_fifth_bits(hbits, t, lo, hi);
   for (int c = 0; c < NC; ++c) {
     s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(lo, bcast4(xq[c] + 4 * t)));
     s16[c] = _mm256_add_epi16(s16[c], _mm256_maddubs_epi16(hi, bcast4(xq[c] + 16 + 4 * t)));
   }
 }
 
-// One int8 half of block i against a Q4 group: the int16 sums of 8 maddubs
-// (|pair| <= 2*15*128) stay below 30720, so they add in int16 and need one
-// madd per block, half and activation row.
-template <class Act, int kHalf, int NC>
-inline void q4_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, __m256i* i32) {
-  const __m256i weight = half_weight<Act, kHalf>();
-  const std::int8_t* xq[NC];
-  __m256i s16[NC];
-  for (int c = 0; c < NC; ++c) {
-    xq[c] = half_bytes<kHalf>(xb[c][i]);
-    s16[c] = _mm256_setzero_si256();
-  }
+// Chunks t0..t1-1 of a group into the int16 sums s16 (zeroed first).
+template <int NC, bool kFive>
+inline void q4_chunks(const std::uint8_t* q, __m256i hbits, int t0, int t1,
+                      const std::int8_t* const* xq, __m256i* s16) {
+  for (int c = 0; c < NC; ++c) s16[c] = _mm256_setzero_si256();
   // Wide tiles are not unrolled: unrolled, GCC regroups the int16 adds into
   // trees and spills most products to the stack.
   if constexpr (NC <= 2) {
-    for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xq, s16);
+    for (int t = t0; t < t1; ++t) q4_step<NC, kFive>(q, hbits, t, xq, s16);
   } else {
 #pragma GCC unroll 1
-    for (int t = 0; t < 4; ++t) q4_step<NC>(q, t, xq, s16);
-  }
-  for (int c = 0; c < NC; ++c) {
-    const __m256i d = _mm256_madd_epi16(s16[c], weight);
-    i32[c] = kHalf == 0 ? d : _mm256_add_epi32(i32[c], d);
+    for (int t = t0; t < t1; ++t) q4_step<NC, kFive>(q, hbits, t, xq, s16);
   }
 }
 
-// Q4_0 / Q4_1 against 8-bit (ActQ8Block) or 16-bit (ActQ16Block) activations.
-template <bool kHasMin, class Act, int NC>
+// One int8 half of block i against a Q4 group: the int16 sums of 8 maddubs
+// (|pair| <= 2*15*128) stay below 30720, so they add in int16 and need one
+// madd per block, half and activation row. Q5 values reach 31, so 4 maddubs
+// (|sum| <= 4*2*31*128 = 31744) are widened at a time: two madds.
+template <class Act, int kHalf, int NC, bool kFive>
+inline void q4_half(const std::uint8_t* q, __m256i hbits, const Act* const* xb, std::size_t i,
+                    __m256i* i32) {
+  const __m256i weight = half_weight<Act, kHalf>();
+  const std::int8_t* xq[NC];
+  __m256i s16[NC];
+  for (int c = 0; c < NC; ++c) xq[c] = half_bytes<kHalf>(xb[c][i]);
+  if constexpr (kFive) {
+    q4_chunks<NC, kFive>(q, hbits, 0, 2, xq, s16);
+    for (int c = 0; c < NC; ++c) {
+      const __m256i d = _mm256_madd_epi16(s16[c], weight);
+      i32[c] = kHalf == 0 ? d : _mm256_add_epi32(i32[c], d);
+    }
+    q4_chunks<NC, kFive>(q, hbits, 2, 4, xq, s16);
+    for (int c = 0; c < NC; ++c) i32[c] = _mm256_add_epi32(i32[c], _mm256_madd_epi16(s16[c], weight));
+  } else {
+    q4_chunks<NC, kFive>(q, hbits, 0, 4, xq, s16);
+    for (int c = 0; c < NC; ++c) {
+      const __m256i d = _mm256_madd_epi16(s16[c], weight);
+      i32[c] = kHalf == 0 ? d : _mm256_add_epi32(i32[c], d);
+    }
+  }
+}
+
+// Q4_0 / Q4_1 (kFive: Q5_0 / Q5_1) against 8-bit (ActQ8Block) or 16-bit
+// (ActQ16Block) activations.
+template <bool kHasMin, bool kFive, class Act, int NC>
 void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
-  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
+  using Fmt = std::conditional_t<kFive, std::conditional_t<kHasMin, FmtQ5_1, FmtQ5_0>,
+                                 std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>>;
+  constexpr std::size_t kQuantOffset = kFive ? FmtQ5_0::kQuantOffset - FmtQ5_0::kScaleBytes : 0;
+  constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q - offset)
   const std::size_t nb = cols / 32;
   const Act* xb[NC];
   __m256 acc[NC];
@@ -174,12 +265,13 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   }
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    const std::uint8_t* q = g + Fmt::kScaleBytes;
+    const std::uint8_t* q = g + Fmt::kScaleBytes + kQuantOffset;
+    const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     __m256i i32[NC];
-    q4_half<Act, 0, NC>(q, xb, i, i32);
-    if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC>(q, xb, i, i32);
+    q4_half<Act, 0, NC, kFive>(q, hbits, xb, i, i32);
+    if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, xb, i, i32);
     const __m256 d = load_fp16x8(g);
-    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset));
     for (int c = 0; c < NC; ++c) {
       const __m256 f = _mm256_cvtepi32_ps(i32[c]);
       const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
@@ -264,14 +356,28 @@ template <class Act>
 struct Q4_0K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<false, Act, NC>;
+    static constexpr auto run = panel_q4<false, false, Act, NC>;
   };
 };
 template <class Act>
 struct Q4_1K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<true, Act, NC>;
+    static constexpr auto run = panel_q4<true, false, Act, NC>;
+  };
+};
+template <class Act>
+struct Q5_0K {
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4<false, true, Act, NC>;
+  };
+};
+template <class Act>
+struct Q5_1K {
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4<true, true, Act, NC>;
   };
 };
 template <class Act>
@@ -289,28 +395,34 @@ FOLIO_AVX2_END
 
 namespace {
 
-template <class Fmt, template <class> class Kern>
+template <class Fmt, template <class> class Kern, RepackFn kRepack = repack<Fmt>>
 constexpr PanelKernel panel_kernel(bool b8) {
   return b8 ? PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes,
-                          repack<Fmt>, avx2::dispatch_nc<Kern<ActQ8Block>::template K>}
+                          kRepack, avx2::dispatch_nc<Kern<ActQ8Block>::template K>}
             : PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes,
-                          repack<Fmt>, avx2::dispatch_nc<Kern<ActQ16Block>::template K>};
+                          kRepack, avx2::dispatch_nc<Kern<ActQ16Block>::template K>};
 }
 
 }  // namespace
 
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
-  static const PanelKernel table[2][3] = {
+  static const PanelKernel table[2][5] = {
       {panel_kernel<FmtQ4_0, avx2::Q4_0K>(false), panel_kernel<FmtQ4_1, avx2::Q4_1K>(false),
+       panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(false),
+       panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(false),
        panel_kernel<FmtQ8_0, avx2::Q8_0K>(false)},
       {panel_kernel<FmtQ4_0, avx2::Q4_0K>(true), panel_kernel<FmtQ4_1, avx2::Q4_1K>(true),
+       panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(true),
+       panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(true),
        panel_kernel<FmtQ8_0, avx2::Q8_0K>(true)}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0: return &row[0];
     case TensorType::Q4_1: return &row[1];
-    case TensorType::Q8_0: return &row[2];
+    case TensorType::Q5_0: return &row[2];
+    case TensorType::Q5_1: return &row[3];
+    case TensorType::Q8_0: return &row[4];
     default: return nullptr;
   }
 }
