@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -210,6 +211,19 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
     for (int j = 0; j < 32; ++j) {
       ASSERT_LE(std::abs(int{blocks[i].lo[j]}), 127);  // Q8_0 kernels negate it
       ASSERT_LE(std::abs(int{blocks[i].hi[j]}), 127);
+    }
+  }
+  // The int16 form holds the same values: q = 254 * hi + lo, same d and s.
+  std::vector<std::uint8_t> c(x.size() / 32 * sizeof(cpu::ActI16Block)), d(c.size());
+  cpu::quantize_row_i16_32(x.data(), x.size(), c.data());
+  cpu::avx2::quantize_row_i16_32(x.data(), x.size(), d.data());
+  EXPECT_EQ(0, std::memcmp(c.data(), d.data(), c.size()));
+  const auto* wide = reinterpret_cast<const cpu::ActI16Block*>(c.data());
+  for (std::size_t i = 0; i < x.size() / 32; ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].d), std::bit_cast<std::uint32_t>(blocks[i].d));
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].s), std::bit_cast<std::uint32_t>(blocks[i].s));
+    for (int j = 0; j < 32; ++j) {
+      ASSERT_EQ(int{wide[i].q[j]}, cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
     }
   }
 }

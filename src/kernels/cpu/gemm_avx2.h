@@ -11,6 +11,7 @@ namespace folio::kernels::cpu::avx2 {
 
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
+void quantize_row_i16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
 
 // gemm_avx2_legacy.cpp: 8-bit (ActQ8Block) and 16-bit (ActQ16Block) activations

@@ -192,6 +192,29 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
   }
 }
 
+// Same float operations as the scalar quantize_row_i16_32 (gemm_scalar.cpp).
+void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActI16Block*>(out);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    const float* xb = x + 32 * i;
+    const float d = abs_max(xb, 32) / static_cast<float>(kActQ16Max);
+    const __m256 vid = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    __m256i q[4], sum = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) {
+      const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
+      q[k] = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      sum = _mm256_add_epi32(sum, q[k]);
+    }
+    for (int k = 0; k < 2; ++k) {  // packs works per 128-bit lane: restore element order
+      const __m256i p = _mm256_packs_epi32(q[2 * k], q[2 * k + 1]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(blocks[i].q + 16 * k),
+                          _mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+    blocks[i].d = d;
+    blocks[i].s = d * static_cast<float>(hsum_i32(sum));
+  }
+}
+
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<quant::BlockQ8_K*>(out);
   for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {

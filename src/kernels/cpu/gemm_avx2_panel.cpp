@@ -340,6 +340,109 @@ void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   store_rows(acc, NC, y, ldy, nr);
 }
 
+// Q8_0 against 16-bit activations held as int16 (ActI16Block): the weight
+// bytes are sign-extended to int16 once per chunk (rows 0-3 and 4-7) and
+// vpmaddwd multiplies them with a 4-value broadcast of the activation, so
+// each 16 products cost one multiply (the hi/lo int8 split costs four).
+// lo[c] holds rows 0-3 as pairs of partial sums, hi[c] rows 4-7; one hadd
+// and one permute per block put row r's sum in lane r.
+template <int NC>
+void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+                  std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  const std::size_t nb = cols / 32;
+  const ActI16Block* xb[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    xb[c] = reinterpret_cast<const ActI16Block*>(x + c * x_stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
+    const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
+    __m256i lo[NC], hi[NC];
+    for (int c = 0; c < NC; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1  // see q4_chunks
+    for (int t = 0; t < 8; ++t) {
+      const __m256i w03 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t)));
+      const __m256i w47 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t + 16)));
+      for (int c = 0; c < NC; ++c) {
+        std::int64_t v;
+        std::memcpy(&v, xb[c][i].q + 4 * t, 8);
+        const __m256i xv = _mm256_set1_epi64x(v);
+        lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(w03, xv));
+        hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(w47, xv));
+      }
+    }
+    const __m256 d = load_fp16x8(g);
+    for (int c = 0; c < NC; ++c) {
+      // hadd: [r0 r1 r4 r5 | r2 r3 r6 r7]; the permute restores r0..r7.
+      const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), _MM_SHUFFLE(3, 1, 2, 0));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc[c]);
+    }
+  }
+  store_rows(acc, NC, y, ldy, nr);
+}
+
+// Q4_0 / Q4_1 against 16-bit activations held as int16 (ActI16Block): the
+// weight bytes of rows 0-3 and 4-7 are zero-extended to int16 once per chunk
+// (low nibble = v & 15, high nibble = v >> 4) and vpmaddwd multiplies them
+// with 4-value activation broadcasts. Same number of multiplies as the int8
+// hi/lo split but fewer adds and broadcasts: ~5-12 % faster (kernels_bench).
+template <bool kHasMin, int NC>
+void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+                  std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
+  const std::size_t nb = cols / 32;
+  const ActI16Block* xb[NC];
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    xb[c] = reinterpret_cast<const ActI16Block*>(x + c * x_stride);
+    acc[c] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi16(0x0F);
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
+    const std::uint8_t* q = g + Fmt::kScaleBytes;
+    __m256i lo[NC], hi[NC];
+    for (int c = 0; c < NC; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1  // see q4_chunks
+    for (int t = 0; t < 4; ++t) {
+      const __m256i v03 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t)));
+      const __m256i v47 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t + 16)));
+      {
+        const __m256i a = _mm256_and_si256(v03, m4), b = _mm256_and_si256(v47, m4);
+        for (int c = 0; c < NC; ++c) {
+          std::int64_t v;
+          std::memcpy(&v, xb[c][i].q + 4 * t, 8);
+          const __m256i xv = _mm256_set1_epi64x(v);
+          lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(a, xv));
+          hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(b, xv));
+        }
+      }
+      {
+        const __m256i a = _mm256_srli_epi16(v03, 4), b = _mm256_srli_epi16(v47, 4);
+        for (int c = 0; c < NC; ++c) {
+          std::int64_t v;
+          std::memcpy(&v, xb[c][i].q + 16 + 4 * t, 8);
+          const __m256i xv = _mm256_set1_epi64x(v);
+          lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(a, xv));
+          hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(b, xv));
+        }
+      }
+    }
+    const __m256 d = load_fp16x8(g);
+    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+    for (int c = 0; c < NC; ++c) {
+      const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), _MM_SHUFFLE(3, 1, 2, 0));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc[c]);
+      acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
+    }
+  }
+  store_rows(acc, NC, y, ldy, nr);
+}
+
 template <template <int> class K>
 void dispatch_nc(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
                  std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy,
@@ -387,6 +490,17 @@ struct Q8_0K {
     static constexpr auto run = panel_q8<Act, NC>;
   };
 };
+template <bool kHasMin>
+struct Q4I16K {
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4_i16<kHasMin, NC>;
+  };
+};
+template <int NC>
+struct Q8I16K {
+  static constexpr auto run = panel_q8_i16<NC>;
+};
 
 }  // namespace
 
@@ -394,6 +508,13 @@ struct Q8_0K {
 FOLIO_AVX2_END
 
 namespace {
+
+// The 16-bit kernels of Q4_0, Q4_1 and Q8_0 read int16 activations.
+template <class Fmt, template <int> class Kern>
+constexpr PanelKernel panel_kernel_i16() {
+  return PanelKernel{ActFormat::kI16_32, avx2::quantize_row_i16_32, 32, Fmt::kGroupBytes,
+                     repack<Fmt>, avx2::dispatch_nc<Kern>};
+}
 
 template <class Fmt, template <class> class Kern, RepackFn kRepack = repack<Fmt>>
 constexpr PanelKernel panel_kernel(bool b8) {
@@ -408,10 +529,11 @@ constexpr PanelKernel panel_kernel(bool b8) {
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
   static const PanelKernel table[2][5] = {
-      {panel_kernel<FmtQ4_0, avx2::Q4_0K>(false), panel_kernel<FmtQ4_1, avx2::Q4_1K>(false),
+      {panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
+       panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
        panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(false),
        panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(false),
-       panel_kernel<FmtQ8_0, avx2::Q8_0K>(false)},
+       panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
       {panel_kernel<FmtQ4_0, avx2::Q4_0K>(true), panel_kernel<FmtQ4_1, avx2::Q4_1K>(true),
        panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(true),
        panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(true),

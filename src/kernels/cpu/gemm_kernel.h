@@ -33,7 +33,7 @@ namespace folio::kernels::cpu {
 
 inline constexpr std::size_t kMaxTileCols = 4;
 
-enum class ActFormat { kF32, kQ8_32, kQ16_32, kQ8_K };
+enum class ActFormat { kF32, kQ8_32, kQ16_32, kI16_32, kQ8_K };
 
 // One 32-value block of a quantized activation row: x[i] ~= d * qs[i],
 // s = d * sum(qs) (used for the offset/min terms of Q4_0/Q4_1/Q5_0/Q5_1).
@@ -60,6 +60,15 @@ struct ActQ16Block {
   std::int8_t lo[32];
 };
 static_assert(sizeof(ActQ16Block) == 72);
+
+// The same 16-bit values as ActQ16Block (identical d, q and s), stored as
+// int16 for the kernels that multiply 16-bit lanes directly (vpmaddwd).
+struct ActI16Block {
+  float d;
+  float s;
+  std::int16_t q[32];
+};
+static_assert(sizeof(ActI16Block) == 72);
 
 // Converts one row of `cols` floats into the activation format.
 using QuantizeRowFn = void (*)(const float* x, std::size_t cols, void* out);
@@ -129,6 +138,7 @@ inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, st
 // Activation quantizers (scalar); the AVX2 ones produce identical bytes.
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
+void quantize_row_i16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
 
 }  // namespace folio::kernels::cpu

@@ -236,6 +236,26 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
   }
 }
 
+void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
+  auto* blocks = static_cast<ActI16Block*>(out);
+  for (std::size_t i = 0; i < cols / 32; ++i) {
+    const float* xb = x + 32 * i;
+    ActI16Block& b = blocks[i];
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const float d = amax / static_cast<float>(kActQ16Max);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int q = static_cast<int>(std::nearbyint(xb[j] * id));
+      b.q[j] = static_cast<std::int16_t>(q);
+      sum += q;
+    }
+    b.d = d;
+    b.s = d * static_cast<float>(sum);
+  }
+}
+
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<quant::BlockQ8_K*>(out);
   for (std::size_t i = 0; i < cols / quant::kQK_K; ++i) {
@@ -254,6 +274,7 @@ std::size_t act_row_bytes(ActFormat act, std::size_t cols) {
     case ActFormat::kF32: return cols * sizeof(float);
     case ActFormat::kQ8_32: return cols / 32 * sizeof(ActQ8Block);
     case ActFormat::kQ16_32: return cols / 32 * sizeof(ActQ16Block);
+    case ActFormat::kI16_32: return cols / 32 * sizeof(ActI16Block);
     case ActFormat::kQ8_K: return cols / quant::kQK_K * sizeof(quant::BlockQ8_K);
   }
   return 0;
