@@ -65,7 +65,7 @@ void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t co
 }
 
 void register_all() {
-  const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q8_0,
+  const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0,
                               TensorType::Q4_K, TensorType::Q6_K, TensorType::F16};
   const std::pair<std::size_t, std::size_t> shapes[] = {
       {576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
