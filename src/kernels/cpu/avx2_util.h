@@ -60,31 +60,5 @@ inline __m256 exp8(__m256 x) {
 
 inline float half_to_float(std::uint16_t h) { return _cvtsh_ss(h); }
 
-// 32 packed nibbles -> 32 bytes: low nibbles of bytes 0..15 first, then the
-// high nibbles (ggml's element order for 32-value blocks).
-inline __m256i nibbles_32(const std::uint8_t* qs) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
-// Bit j of the little-endian 32-bit word at p -> byte j = 0xFF or 0x00.
-inline __m256i bits_to_bytes(const std::uint8_t* p) {
-  std::uint32_t bits;
-  std::memcpy(&bits, p, 4);
-  const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                         0x0101010101010101, 0x0000000000000000);
-  __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), shuf);
-  // Each byte keeps every bit except its own lane's bit j % 8 forced to 1.
-  v = _mm256_or_si256(v, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-  return _mm256_cmpeq_epi8(v, _mm256_set1_epi64x(-1));
-}
-
-// Sum over 32 lanes of u[i] * s[i] (u unsigned <= 127 or small enough that
-// pairs never saturate int16), as 8 int32 partial sums.
-inline __m256i dot_u8_i8(__m256i u, __m256i s) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
 }  // namespace folio::kernels::cpu::avx2
 FOLIO_AVX2_END

@@ -1,6 +1,9 @@
-// kernels/cpu/gemm_avx2.cpp: the AVX2 kernel table. Q2_K and Q3_K have no
-// dedicated AVX2 tile: they reuse the portable integer tile with the AVX2
-// Q8_K quantizer (which produces the same bytes as the scalar one).
+// kernels/cpu/gemm_avx2.cpp: the AVX2 tile table for matrices that are not
+// repacked. Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 always are (their AVX2 kernels
+// are the panel kernels, gemm_avx2_panel.cpp), so they have no entry here.
+// Q2_K and Q3_K have no dedicated AVX2 tile: they reuse the portable integer
+// tile with the AVX2 Q8_K quantizer (which produces the same bytes as the
+// scalar one).
 #include "kernels/cpu/gemm_avx2.h"
 
 namespace folio::kernels::cpu {
@@ -15,17 +18,11 @@ GemmKernel with_avx2_quantizer(gguf::TensorType type) {
 
 }  // namespace
 
-const GemmKernel* avx2_gemm_kernel(gguf::TensorType type, ActivationBits bits) {
+const GemmKernel* avx2_gemm_kernel(gguf::TensorType type, ActivationBits /*bits*/) {
   using gguf::TensorType;
-  const bool b8 = bits == ActivationBits::k8;
   static const GemmKernel q2_k = with_avx2_quantizer(TensorType::Q2_K);
   static const GemmKernel q3_k = with_avx2_quantizer(TensorType::Q3_K);
   switch (type) {
-    case TensorType::Q4_0: return b8 ? &avx2::kQ4_0 : &avx2::kQ4_0x16;
-    case TensorType::Q4_1: return b8 ? &avx2::kQ4_1 : &avx2::kQ4_1x16;
-    case TensorType::Q5_0: return b8 ? &avx2::kQ5_0 : &avx2::kQ5_0x16;
-    case TensorType::Q5_1: return b8 ? &avx2::kQ5_1 : &avx2::kQ5_1x16;
-    case TensorType::Q8_0: return b8 ? &avx2::kQ8_0 : &avx2::kQ8_0x16;
     case TensorType::Q2_K: return &q2_k;
     case TensorType::Q3_K: return &q3_k;
     case TensorType::Q4_K: return &avx2::kQ4_K;

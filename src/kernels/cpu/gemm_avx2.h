@@ -9,14 +9,12 @@
 
 namespace folio::kernels::cpu::avx2 {
 
+// act_quant_avx2.cpp
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_i16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
 
-// gemm_avx2_legacy.cpp: 8-bit (ActQ8Block) and 16-bit (ActQ16Block) activations
-extern const GemmKernel kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0;
-extern const GemmKernel kQ4_0x16, kQ4_1x16, kQ5_0x16, kQ5_1x16, kQ8_0x16;
 extern const GemmKernel kQ4_K, kQ5_K, kQ6_K;                // gemm_avx2_kquant.cpp
 extern const GemmKernel kF32, kF16, kBF16;                  // gemm_avx2_float.cpp
 
