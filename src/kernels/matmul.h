@@ -49,13 +49,15 @@ class WeightMatrix {
 
 // Activation precision of the fast path for the 32-value block weight types
 // (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), chosen per call (the model passes its own):
-//   k16 (default): x ~= d * q, d = max|x| / 32258 per block of 32; the
-//       integer dot products run twice (two int8 halves of q). On
-//       SmolLM2-135M Q4_1 the logits match HF to mean KL 6e-8 (top-1 100%).
+//   k16 (default): x ~= d * q, d = max|x| / 32258 per block of 32. Q4_0,
+//       Q4_1 and Q8_0 multiply int16 q with the weights widened to int16
+//       (vpmaddwd); Q5_0 / Q5_1 split q into two int8 halves and run the int8
+//       dot products twice. On SmolLM2-135M Q4_1 the logits match HF to mean
+//       KL 6e-8 (top-1 100%).
 //   k8: llama.cpp's q8 activations (d = max|x| / 127): mean KL 2.2e-3,
-//       top-1 97.6% on the same model, but about half the integer work:
-//       prefill matmuls ~1.8x and small matvecs ~1.5x faster (large
-//       memory-bound matvecs about the same).
+//       top-1 97.6% on the same model; 16 products per multiply instruction
+//       become 32 for the 4/5-bit types, so prefill matmuls run ~1.4-1.8x
+//       faster (Q8_0 ~1.3x; large memory-bound matvecs about the same).
 // The k-quants always use 8-bit activation blocks of 256.
 enum class ActivationBits { k8 = 8, k16 = 16 };
 

@@ -19,11 +19,17 @@
 //
 // Per block and lane (weight row r, activation row c), in this order:
 //   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
-// (Q4_0: m_r = -8 d_r; Q5_0: m_r = -16 d_r; Q8_0: no m term), isum exact in int32. With 16-bit
-// activations (ActQ16Block, q_x = 254 * hi + lo) the quants are dotted with
-// each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi + isum_lo
-// (the 254 folded into the hi half's widening madd):
-// twice the integer work of 8-bit activations, same float work.
+// (Q4_0: m_r = -8 d_r; Q5_0: m_r = -16 d_r; Q8_0: no m term), isum exact in
+// int32, so every kernel variant below gives bit-identical results for the
+// same activation values. 16-bit activations:
+//   Q4_0, Q4_1, Q8_0: int16 activations (ActI16Block) times the weights
+//     widened to int16 with vpmaddwd (panel_q4_i16, panel_q8_i16).
+//   Q5_0, Q5_1: ActQ16Block (q_x = 254 * hi + lo); the quants are dotted
+//     with each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi
+//     + isum_lo (the 254 folded into the hi half's widening madd). An int16
+//     variant was slower here (measured: the 5th-bit expansion to int16
+//     lanes costs more than it saves).
+// Either way about twice the integer work of 8-bit activations, same float work.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>

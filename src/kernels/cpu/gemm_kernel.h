@@ -8,7 +8,10 @@
 //   ActFormat::kQ8_32 ActQ8Block per 32 values (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with
 //                     ActivationBits::k8, llama.cpp's q8 activations)
 //   ActFormat::kQ16_32 ActQ16Block per 32 values (the same types with
-//                     ActivationBits::k16, the default)
+//                     ActivationBits::k16, the default: Q5_0/Q5_1 panels
+//                     and the scalar tiles)
+//   ActFormat::kI16_32 ActI16Block per 32 values: the same 16-bit values as
+//                     int16 (the Q4_0/Q4_1/Q8_0 panels with ActivationBits::k16)
 //   ActFormat::kQ8_K  quant::BlockQ8_K per 256 values with 16-value sums (k-quants)
 //
 // A tile kernel computes a block of outputs for `nr` consecutive weight rows
