@@ -94,73 +94,100 @@ struct HeadState {
 
 }  // namespace
 
-void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
-               const AttentionShape& shape, float* out) {
+void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
+                    std::span<const KvPage> pages, const AttentionShape& shape, float* out) {
   validate(shape);
+  if (nq == 0) return;
+  const std::size_t hd = shape.head_dim;
+  const std::size_t qd = shape.n_heads * hd;  // floats per query row
+  const std::size_t last = pos0 + nq - 1;
+  // Each query's tile grid starts at its own first visible position; the
+  // rows share tiles only when that is the same for all of them.
+  const auto first_of = [&](std::size_t pos) {
+    return shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  };
+  if (first_of(pos0) != first_of(last)) {
+    for (std::size_t i = 0; i < nq; ++i) attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
+    return;
+  }
   const cpu::AttentionPrims& prims = active_isa() == Isa::kAvx2
                                          ? cpu::avx2_attention_prims(shape.kv_dtype)
                                          : cpu::scalar_attention_prims(shape.kv_dtype);
-  const std::size_t hd = shape.head_dim;
   const std::size_t group = shape.n_heads / shape.n_kv_heads;
   const std::size_t row = shape.n_kv_heads * hd;  // elements per token
   const std::size_t esz = shape.kv_dtype == KvDtype::kF16 ? 2 : 4;
-  const std::size_t first = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  const std::size_t first = first_of(pos0);
 
   // Scratch grows to the largest shape seen on this thread, then is reused.
   const std::size_t tile = tile_rows(hd);
-  thread_local std::vector<HeadState> state;
+  thread_local std::vector<HeadState> state;  // [query][head]
   thread_local std::vector<float> scratch;
-  state.assign(shape.n_heads, {-std::numeric_limits<float>::infinity(), 0.0f});
+  state.assign(nq * shape.n_heads, {-std::numeric_limits<float>::infinity(), 0.0f});
   if (scratch.size() < tile * (2 * hd + 1)) scratch.resize(tile * (2 * hd + 1));
   float* const kt = scratch.data();
   float* const vt = kt + tile * hd;
   float* const p = vt + tile * hd;
-  std::fill(out, out + shape.n_heads * hd, 0.0f);
+  std::fill(out, out + nq * qd, 0.0f);
 
   std::size_t available = 0;
   for (const KvPage& page : pages) available += page.n_tokens;
-  FOLIO_CHECK(available >= pos + 1,
-              "attention pages hold fewer than the " + std::to_string(pos + 1) + " positions needed");
+  FOLIO_CHECK(available >= last + 1,
+              "attention pages hold fewer than the " + std::to_string(last + 1) + " positions needed");
 
   for (std::size_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
     // Page cursor: positions [base, base + pages[pi].n_tokens) live in page pi.
     std::size_t pi = 0, base = 0;
-    for (std::size_t t0 = first; t0 <= pos; t0 += tile) {
-      // Gather the tile's rows from as many pages as it spans.
-      const std::size_t nt = std::min(tile, pos + 1 - t0);
-      for (std::size_t filled = 0; filled < nt;) {
+    for (std::size_t t0 = first; t0 <= last; t0 += tile) {
+      // Gather the tile's rows (as many as the last query sees) from as many
+      // pages as it spans, once for all queries and the whole GQA group.
+      const std::size_t nt_max = std::min(tile, last + 1 - t0);
+      for (std::size_t filled = 0; filled < nt_max;) {
         const std::size_t t = t0 + filled;
         while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
-        const std::size_t m = std::min(nt - filled, base + pages[pi].n_tokens - t);
+        const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
         const std::size_t off = ((t - base) * row + kvh * hd) * esz;
         prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd, kt + filled * hd);
         prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd, vt + filled * hd);
         filled += m;
       }
-      for (std::size_t g = 0; g < group; ++g) {
-        const std::size_t h = kvh * group + g;
-        float* oh = out + h * hd;
-        prims.scores(q + h * hd, kt, nt, hd, shape.scale, p);
-        if (shape.softcap > 0.0f) {
-          for (std::size_t j = 0; j < nt; ++j) p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+      // Query i (position pos0 + i) sees the tile's first nt rows: exactly
+      // the operations a single-query call performs, so results do not
+      // depend on how queries are grouped.
+      for (std::size_t i = t0 > pos0 ? t0 - pos0 : 0; i < nq; ++i) {
+        const std::size_t nt = std::min(tile, pos0 + i + 1 - t0);
+        for (std::size_t g = 0; g < group; ++g) {
+          const std::size_t h = kvh * group + g;
+          float* oh = out + i * qd + h * hd;
+          prims.scores(q + i * qd + h * hd, kt, nt, hd, shape.scale, p);
+          if (shape.softcap > 0.0f) {
+            for (std::size_t j = 0; j < nt; ++j) p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+          }
+          const float tile_max = *std::max_element(p, p + nt);
+          HeadState& st = state[i * shape.n_heads + h];
+          if (tile_max > st.m) {  // rescale what was accumulated under the old max
+            const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
+            for (std::size_t k = 0; k < hd; ++k) oh[k] *= corr;
+            st.l *= corr;
+            st.m = tile_max;
+          }
+          st.l += prims.exp_shift(p, nt, st.m);
+          prims.accumulate(p, vt, nt, hd, oh);
         }
-        const float tile_max = *std::max_element(p, p + nt);
-        HeadState& st = state[h];
-        if (tile_max > st.m) {  // rescale what was accumulated under the old max
-          const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
-          for (std::size_t i = 0; i < hd; ++i) oh[i] *= corr;
-          st.l *= corr;
-          st.m = tile_max;
-        }
-        st.l += prims.exp_shift(p, nt, st.m);
-        prims.accumulate(p, vt, nt, hd, oh);
       }
     }
   }
-  for (std::size_t h = 0; h < shape.n_heads; ++h) {
-    const float inv = 1.0f / state[h].l;
-    for (std::size_t i = 0; i < hd; ++i) out[h * hd + i] *= inv;
+  for (std::size_t i = 0; i < nq; ++i) {
+    for (std::size_t h = 0; h < shape.n_heads; ++h) {
+      const float inv = 1.0f / state[i * shape.n_heads + h].l;
+      float* oh = out + i * qd + h * hd;
+      for (std::size_t k = 0; k < hd; ++k) oh[k] *= inv;
+    }
   }
+}
+
+void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
+               const AttentionShape& shape, float* out) {
+  attention_rows(q, 1, pos, pages, shape, out);
 }
 
 }  // namespace folio::kernels

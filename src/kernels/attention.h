@@ -40,6 +40,13 @@ struct AttentionShape {
 void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
                const AttentionShape& shape, float* out);
 
+// nq query tokens of one sequence at consecutive positions pos0 .. pos0+nq-1
+// (a prefill chunk): q and out hold nq rows of [n_heads x head_dim]. Each K/V
+// tile is gathered once for all of them; row i is bit-identical to
+// attention(q + i * row, pos0 + i, ...), whatever nq.
+void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
+                    std::span<const KvPage> pages, const AttentionShape& shape, float* out);
+
 // Reference: materializes the scores, plain softmax in f64. Test oracle only.
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
                    const AttentionShape& shape, float* out);

@@ -26,16 +26,32 @@ namespace folio::model {
 namespace {
 
 // The element-wise / per-token ops of one precision (identical signatures).
+// The reference path attends one query at a time (attention_ref has no
+// multi-row form: it is the oracle, not a kernel).
+void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
+                        std::span<const kernels::KvPage> pages, const kernels::AttentionShape& shape,
+                        float* out) {
+  const std::size_t qd = shape.n_heads * shape.head_dim;
+  for (std::size_t i = 0; i < nq; ++i) {
+    kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd);
+  }
+}
+
 struct Ops {
   decltype(&kernels::rmsnorm) rmsnorm;
   decltype(&kernels::rope) rope;
   decltype(&kernels::swiglu) swiglu;
-  decltype(&kernels::attention) attention;
+  decltype(&kernels::attention_rows) attention_rows;
 };
 
-constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope, kernels::swiglu, kernels::attention};
+constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope, kernels::swiglu, kernels::attention_rows};
 constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_ref, kernels::swiglu_ref,
-                      kernels::attention_ref};
+                      attention_rows_ref};
+
+// Query rows per attention call: consecutive positions of one sequence (a
+// prefill chunk) share each gathered K/V tile, in runs of at most this many
+// (enough runs remain to keep the threads busy).
+constexpr std::size_t kQueryRun = 16;
 
 const Ops& ops(Precision p) { return p == Precision::kRef ? kRefOps : kFastOps; }
 
@@ -159,12 +175,23 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
       lc.n_head, lc.n_head_kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), kv.dtype(),
       lc.sliding ? std::size_t{config_.sliding_window} : 0, 0.0f};
   ws.att.resize(n * q_dim);
-  for_rows(pool, n, [&](std::size_t t) {
+  std::vector<std::size_t>& runs = ws.att_runs;  // first token of each run, then n
+  runs.clear();
+  for (std::size_t t = 0; t < n; ++t) {
+    if (runs.empty() || t - runs.back() == kQueryRun || batch.seq_ids[t] != batch.seq_ids[t - 1] ||
+        batch.positions[t] != batch.positions[t - 1] + 1) {
+      runs.push_back(t);
+    }
+  }
+  const std::size_t n_runs = runs.size();
+  runs.push_back(n);
+  for_rows(pool, n_runs, [&](std::size_t r) {
     thread_local std::vector<kernels::KvPage> prefix;
+    const std::size_t t = runs[r], nq = runs[r + 1] - t;
     const auto pos = static_cast<std::size_t>(batch.positions[t]);
     const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
-    cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + 1, prefix);
-    op.attention(&ws.q[t * q_dim], pos, prefix, shape, &ws.att[t * q_dim]);
+    cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
+    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim]);
   });
   linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
   for_rows(pool, n, [&](std::size_t t) { kernels::add(&ws.x[t * d], &ws.h[t * d], d); });

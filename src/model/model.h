@@ -56,6 +56,7 @@ struct Workspace {
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
   std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
   std::vector<std::size_t> extent;                  // per sequence: positions to fetch
+  std::vector<std::size_t> att_runs;                // attention: first token of each query run
   ForwardTimes times;                               // of the last forward()
 };
 
