@@ -18,6 +18,7 @@
 //     sequences of --decode-input prompt + --decode-output generated tokens.
 // Output lengths are exact (ignore_eos), so modes are compared on equal work.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -260,13 +261,28 @@ void prefix_ttft(Ctx& c) {
   std::fflush(stdout);
 }
 
-void decode_concurrency(Ctx& c) {
+// "1,8,32" -> {1, 8, 32}; anything else is an error naming the flag.
+std::vector<int> parse_concurrency_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    int n = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (ec != std::errc{} || end != item.data() + item.size() || n < 1 || n > 4096) {
+      throw Error("--decode-concurrency '" + text + "': '" + item +
+                  "' is not a sequence count from 1 to 4096 (expected a comma list such as 1,8,32)");
+    }
+    out.push_back(n);
+  }
+  if (out.empty()) throw Error("--decode-concurrency '" + text + "': no sequence counts");
+  return out;
+}
+
+void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
   std::printf("\n== aggregate decode: %d prompt + %d generated tokens per sequence ==\n",
               c.a.decode_input, c.a.decode_output);
   std::printf("%-6s %12s %12s %12s\n", "seqs", "decode t/s", "prefill s", "decode s");
-  std::stringstream list(c.a.decode_concurrency);
-  for (std::string item; std::getline(list, item, ',');) {
-    const int n = std::stoi(item);
+  for (const int n : counts) {
     const auto jobs = random_jobs(c, n, c.a.decode_input, c.a.decode_output, 0.0);
     engine::EngineConfig cfg = to_engine_config(c.a.engine);
     cfg.max_num_seqs = std::max(cfg.max_num_seqs, n);
@@ -287,7 +303,7 @@ void decode_concurrency(Ctx& c) {
     const double decode_s = total - t_first;
     const double tps = (e->stats().num_generated_tokens - tokens_first) / std::max(decode_s, 1e-9);
     std::printf("%-6d %12.1f %12.2f %12.2f\n", n, tps, t_first, decode_s);
-    c.report["decode"][item] = {{"decode_tokens_per_s", tps}, {"prefill_s", t_first},
+    c.report["decode"][std::to_string(n)] = {{"decode_tokens_per_s", tps}, {"prefill_s", t_first},
                                 {"decode_s", decode_s}};
     std::fflush(stdout);
   }
@@ -295,6 +311,9 @@ void decode_concurrency(Ctx& c) {
 
 
 int bench_throughput(const ThroughputArgs& a) {
+  // Flags are checked before the model loads.
+  const std::vector<int> counts =
+      a.decode_concurrency.empty() ? std::vector<int>{} : parse_concurrency_list(a.decode_concurrency);
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   Ctx c{a, *m, nlohmann::json::object()};
   {
@@ -304,7 +323,7 @@ int bench_throughput(const ThroughputArgs& a) {
   if (!a.modes.empty()) throughput(c);
   if (a.kv_efficiency) kv_efficiency(c);
   if (a.prefix_ttft) prefix_ttft(c);
-  if (!a.decode_concurrency.empty()) decode_concurrency(c);
+  if (!counts.empty()) decode_concurrency(c, counts);
   if (a.json_out) std::printf("%s\n", c.report.dump(2).c_str());
   return 0;
 }
