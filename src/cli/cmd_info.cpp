@@ -15,10 +15,13 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
+#include "kernels/cpu_features.h"
 #include "model/config.h"
+#include "model/model.h"
 
 namespace folio::cli {
 
@@ -174,6 +177,24 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
   return kv;
 }
 
+// What loading the file for the fast path does: which matrices the kernels
+// repack into their SIMD layout, how many bytes that copies, how long it takes.
+Json load_json(const gguf::GgufFile& f) {
+  try {
+    const double t0 = monotonic_seconds();
+    const model::Model m = model::Model::load(f, {});
+    const double seconds = monotonic_seconds() - t0;
+    const kernels::Isa isa = kernels::active_isa();
+    return {{"seconds", seconds},
+            {"isa", std::string(kernels::isa_name(isa))},
+            {"repacked_matrices", m.repacked()},
+            {"repacked_bytes", m.repacked_bytes()},
+            {"layout", m.repacked() > 0 ? "8-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0)" : "none"}};
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  }
+}
+
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   Json r = {{"file", {{"path", f.source()}, {"version", f.version()}, {"size_bytes", f.file_size()},
                       {"alignment", f.alignment()}}}};
@@ -183,6 +204,7 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     r["tokenizer"] = tokenizer_json(f);
     r["tensors"] = tensors_json(f);
     r["kv_cache"] = kv_json(c, a);
+    r["load"] = load_json(f);
   } catch (const Error& e) {
     // Still describe the file; say why there is no model config.
     r["model_error"] = e.what();
@@ -257,6 +279,22 @@ void print_text(const Json& r) {
   for (const auto& [name, e] : t["types"].items()) {
     std::printf("  %-8s %6llu %14llu %12s\n", name.c_str(), e["count"].get<unsigned long long>(),
                 e["parameters"].get<unsigned long long>(), human(e["bytes"].get<double>()).c_str());
+  }
+
+  if (r.contains("load")) {
+    const Json& l = r["load"];
+    if (l.contains("error")) {
+      std::printf("load:       fails: %s\n", l["error"].get<std::string>().c_str());
+    } else if (l["repacked_matrices"].get<std::uint64_t>() == 0) {
+      std::printf("load:       %.2f s (%s kernels); weights used in place (no matrix repacked)\n",
+                  l["seconds"].get<double>(), l["isa"].get<std::string>().c_str());
+    } else {
+      std::printf("load:       %.2f s (%s kernels); %llu matrices repacked into %s, %s\n",
+                  l["seconds"].get<double>(), l["isa"].get<std::string>().c_str(),
+                  l["repacked_matrices"].get<unsigned long long>(),
+                  l["layout"].get<std::string>().c_str(),
+                  human(static_cast<double>(l["repacked_bytes"].get<std::uint64_t>())).c_str());
+    }
   }
 
   if (r.contains("kv_cache")) {

@@ -55,6 +55,7 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   WeightLoader loader(file, options.precision);
   m.weights_ = family.load(loader, m.config_);
   m.repacked_ = loader.repacked();
+  m.repacked_bytes_ = loader.repacked_bytes();
   return m;
 }
 

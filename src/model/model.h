@@ -73,8 +73,9 @@ class Model {
   Precision precision() const { return precision_; }
   kernels::ActivationBits activation_bits() const { return activation_bits_; }
   std::size_t n_vocab() const { return config_.n_vocab; }
-  // Weight matrices the kernels repacked at load.
+  // Weight matrices the kernels repacked at load, and the bytes of the copies.
   std::size_t repacked() const { return repacked_; }
+  std::size_t repacked_bytes() const { return repacked_bytes_; }
 
   // Runs `batch` (validated; throws folio::Error before touching `kv` when it
   // is malformed or does not fit the cache). Returns the logits of
@@ -97,6 +98,7 @@ class Model {
   DecoderWeights weights_;
   float rope_freq_scale_ = 1.0f;
   std::size_t repacked_ = 0;
+  std::size_t repacked_bytes_ = 0;
 };
 
 }  // namespace folio::model

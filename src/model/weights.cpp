@@ -54,7 +54,10 @@ Linear WeightLoader::linear(const std::string& name, std::size_t rows, std::size
   Linear out;
   if (precision_ == Precision::kFast) {
     out.w = kernels::WeightMatrix::prepare(t.type, t.data, rows, cols);
-    if (out.w.repacked()) ++repacked_;
+    if (out.w.repacked()) {
+      ++repacked_;
+      repacked_bytes_ += out.w.bytes().size();
+    }
     return out;
   }
   std::shared_ptr<float[]> f32(new float[rows * cols]);

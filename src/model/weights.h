@@ -67,8 +67,10 @@ class WeightLoader {
   std::vector<float> vector(const std::string& name, std::size_t n) const;
   Embedding embedding(const std::string& name, std::size_t n_vocab, std::size_t n_embd) const;
 
-  // Matrices the kernels repacked at load (reported by `folio info`/`run`).
+  // Matrices the kernels repacked at load, and the bytes of their repacked
+  // copies (reported by `folio info`/`run`).
   std::size_t repacked() const { return repacked_; }
+  std::size_t repacked_bytes() const { return repacked_bytes_; }
 
  private:
   const gguf::TensorInfo& require(const std::string& name, std::size_t cols,
@@ -77,6 +79,7 @@ class WeightLoader {
   const gguf::GgufFile& file_;
   Precision precision_;
   mutable std::size_t repacked_ = 0;
+  mutable std::size_t repacked_bytes_ = 0;
 };
 
 }  // namespace folio::model

@@ -133,6 +133,29 @@ def test_smollm2_figures():
     assert info["tokenizer"]["special"]["bos"] == 1 and info["tokenizer"]["special"]["eos"] == 2
 
 
+def test_load_reports_the_repacked_matrices():
+    # With AVX2 every 2-D tensor of a type with a panel layout is repacked at load (the tied
+    # token embedding too: it is also the output head), and panels are as large as the
+    # file's bytes when the row count is a multiple of 8 (true for every SmolLM2 matrix).
+    path = model("smollm2")
+    load = folio_json(path)["load"]
+    panel_types = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"}
+    expected = [t for t in GGUFReader(path).tensors
+                if t.tensor_type.name in panel_types and len(t.shape) == 2]
+    assert load["seconds"] > 0
+    if load["isa"] == "avx2":
+        assert load["repacked_matrices"] == len(expected) == 211
+        assert load["repacked_bytes"] == sum(int(t.n_bytes) for t in expected)
+    else:
+        assert load["repacked_matrices"] == 0
+    assert "matrices repacked into 8-row panels" in folio_info(path) or load["isa"] != "avx2"
+
+
+def test_load_of_an_unsupported_architecture_is_reported():
+    load = folio_json(model("gemma3"))["load"]
+    assert "gemma3" in load["error"] and "not supported" in load["error"]
+
+
 def test_max_model_len_and_num_seqs():
     info = folio_json(model("smollm2"), "--max-model-len", "1000", "--num-seqs", "3")
     kv = info["kv_cache"]
