@@ -34,7 +34,7 @@ void add_engine_flags(CLI::App* sub, EngineFlags& f) {
 void add_activation_bits_flag(CLI::App* sub, int& bits) {
   sub->add_option("--activation-bits", bits,
                   "Matmul activation width: 16 (reference-grade logits) or 8 (llama.cpp's "
-                  "precision, ~1.8x faster prefill and batched decode)")
+                  "precision, ~1.3-1.7x faster prefill and batched decode)")
       ->capture_default_str();
 }
 
@@ -53,9 +53,12 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
     case kv::KvCacheDtype::kF32:
       c.kv_cache_dtype = kernels::KvDtype::kF32;
       break;
+    case kv::KvCacheDtype::kInt8:
+      c.kv_cache_dtype = kernels::KvDtype::kI8;
+      break;
     default:
       throw Error("--kv-cache-dtype " + f.kv_cache_dtype +
-                  ": the CPU attention kernel reads f16 or f32 K/V only (use auto, f16 or f32)");
+                  ": the CPU attention kernel reads f16, f32 or int8 K/V (use auto, f16, f32 or int8)");
   }
   c.enable_prefix_caching = f.enable_prefix_caching;
   if (f.scheduling_policy == "fcfs") {
@@ -91,7 +94,9 @@ void print_engine_summary(const engine::LLMEngine& e) {
                "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads, "
                "%d-bit activations\n",
                e.num_kv_blocks(), c.block_size, static_cast<double>(e.kv_bytes()) / (1 << 20),
-               c.kv_cache_dtype == kernels::KvDtype::kF16 ? "f16" : "f32", c.max_model_len,
+               c.kv_cache_dtype == kernels::KvDtype::kF16  ? "f16"
+               : c.kv_cache_dtype == kernels::KvDtype::kI8 ? "int8"
+                                                            : "f32", c.max_model_len,
                c.max_num_seqs, c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
                c.threads, static_cast<int>(e.model().activation_bits()));
 }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "base/fp16.h"
+#include "kernels/kv_row.h"
 
 namespace folio::engine {
 
@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-std::size_t elem_size(kernels::KvDtype d) { return d == kernels::KvDtype::kF16 ? 2 : 4; }
 
 std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
@@ -26,8 +25,8 @@ std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config,
                                           std::int32_t block_size, kernels::KvDtype dtype) {
   std::size_t total = 0;
   for (const model::LayerConfig& l : config.layers) {
-    const std::size_t half = std::size_t{l.n_head_kv} * config.head_dim_k *
-                             static_cast<std::size_t>(block_size) * elem_size(dtype);
+    const std::size_t half = std::size_t{l.n_head_kv} * kernels::kv_head_bytes(dtype, config.head_dim_k) *
+                             static_cast<std::size_t>(block_size);
     total += 2 * round_up(half, kAlign);
   }
   return total;
@@ -35,14 +34,16 @@ std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config,
 
 PagedKvCache::PagedKvCache(const model::ModelConfig& config, std::int32_t num_blocks,
                            std::int32_t block_size, kernels::KvDtype dtype)
-    : dtype_(dtype), elem_bytes_(elem_size(dtype)), num_blocks_(num_blocks),
+    : dtype_(dtype), num_blocks_(num_blocks),
       block_size_(block_size) {
   if (num_blocks < 1 || block_size < 1) throw Error("KV cache: needs at least one block of >= 1 token");
   FOLIO_CHECK(config.head_dim_k == config.head_dim_v, "K and V head sizes differ");
   const auto bs = static_cast<std::size_t>(block_size);
+  head_dim_ = config.head_dim_k;
   for (const model::LayerConfig& l : config.layers) {
-    row_.push_back(std::size_t{l.n_head_kv} * config.head_dim_k);
-    half_bytes_.push_back(round_up(row_.back() * bs * elem_bytes_, kAlign));
+    n_kv_heads_.push_back(l.n_head_kv);
+    row_.push_back(std::size_t{l.n_head_kv} * kernels::kv_head_bytes(dtype, config.head_dim_k));
+    half_bytes_.push_back(round_up(row_.back() * bs, kAlign));
     layer_off_.push_back(total_bytes_);
     total_bytes_ += 2 * half_bytes_.back() * static_cast<std::size_t>(num_blocks);
   }
@@ -123,20 +124,9 @@ void PagedKvCache::store(std::size_t layer, std::int32_t seq, std::size_t pos, c
   const auto bs = static_cast<std::size_t>(block_size_);
   FOLIO_CHECK(layer < row_.size() && pos / bs < t.size(), "store outside the reserved blocks");
   const kv::BlockId b = t[pos / bs];
-  const std::size_t row = row_[layer], off = (pos % bs) * row * elem_bytes_;
-  std::byte* kd = block_k(layer, b) + off;
-  std::byte* vd = block_v(layer, b) + off;
-  if (dtype_ == kernels::KvDtype::kF32) {
-    std::memcpy(kd, k, row * sizeof(float));
-    std::memcpy(vd, v, row * sizeof(float));
-    return;
-  }
-  auto* kh = reinterpret_cast<std::uint16_t*>(kd);
-  auto* vh = reinterpret_cast<std::uint16_t*>(vd);
-  for (std::size_t i = 0; i < row; ++i) {
-    kh[i] = f32_to_fp16(k[i]);
-    vh[i] = f32_to_fp16(v[i]);
-  }
+  const std::size_t off = (pos % bs) * row_[layer];
+  kernels::kv_store_row(dtype_, k, n_kv_heads_[layer], head_dim_, block_k(layer, b) + off);
+  kernels::kv_store_row(dtype_, v, n_kv_heads_[layer], head_dim_, block_v(layer, b) + off);
 }
 
 void PagedKvCache::pages(std::size_t layer, std::int32_t seq, std::size_t n_tokens,

@@ -9,7 +9,9 @@
 // Memory layout, per layer l (row_l = n_kv_heads_l * head_dim elements):
 //
 //   base + layer_off[l]:  [ block 0: K rows | V rows ][ block 1: K | V ] ...
-//                           each half = block_size x row_l x dtype bytes
+//                           each half = block_size x row_l bytes, a token row
+//                           being n_kv_heads head rows as in kernels/kv_row.h
+//                           (f32, f16, or int8 with fp16 group scales)
 //
 // so one block of one layer is one kernels::KvPage {K, V, n_tokens}, and
 // pages() returns a sequence's blocks in table order.
@@ -74,10 +76,11 @@ class PagedKvCache final : public model::KvCache {
   };
 
   kernels::KvDtype dtype_;
-  std::size_t elem_bytes_;
   std::int32_t num_blocks_;
   std::int32_t block_size_;
-  std::vector<std::size_t> row_;        // per layer: elements per token row
+  std::size_t head_dim_ = 0;
+  std::vector<std::size_t> n_kv_heads_;  // per layer
+  std::vector<std::size_t> row_;        // per layer: bytes per token row (kernels/kv_row.h)
   std::vector<std::size_t> half_bytes_; // per layer: bytes of K (or V) of one block
   std::vector<std::size_t> layer_off_;  // per layer: byte offset of block 0
   std::size_t total_bytes_ = 0;

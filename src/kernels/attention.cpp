@@ -19,25 +19,25 @@
 #include "kernels/attention.h"
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu_features.h"
+#include "kernels/kv_row.h"
 
 namespace folio::kernels {
 
 namespace cpu {
 
-void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                    float* dst) {
-  const auto* s = static_cast<const float*>(src);
-  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * stride, hd * sizeof(float));
+  const auto* s = static_cast<const std::uint8_t*>(src);
+  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * row_bytes, hd * sizeof(float));
 }
 
 namespace {
 
-void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
-                   float* dst) {
-  const auto* s = static_cast<const std::uint16_t*>(src);
-  for (std::size_t j = 0; j < nt; ++j) {
-    for (std::size_t i = 0; i < hd; ++i) dst[j * hd + i] = fp16_to_f32(s[j * stride + i]);
-  }
+template <KvDtype kDtype>
+void load_tile_rows(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
+                    float* dst) {
+  const auto* s = static_cast<const std::uint8_t*>(src);
+  for (std::size_t j = 0; j < nt; ++j) kv_load_head(kDtype, s + j * row_bytes, hd, dst + j * hd);
 }
 
 void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
@@ -65,12 +65,18 @@ void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, 
 }
 
 const AttentionPrims kScalarF32{load_tile_f32, scores, exp_shift, accumulate};
-const AttentionPrims kScalarF16{load_tile_f16, scores, exp_shift, accumulate};
+const AttentionPrims kScalarF16{load_tile_rows<KvDtype::kF16>, scores, exp_shift, accumulate};
+const AttentionPrims kScalarI8{load_tile_rows<KvDtype::kI8>, scores, exp_shift, accumulate};
 
 }  // namespace
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
-  return dtype == KvDtype::kF16 ? kScalarF16 : kScalarF32;
+  switch (dtype) {
+    case KvDtype::kF16: return kScalarF16;
+    case KvDtype::kI8: return kScalarI8;
+    case KvDtype::kF32: break;
+  }
+  return kScalarF32;
 }
 
 }  // namespace cpu
@@ -114,8 +120,8 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
                                          ? cpu::avx2_attention_prims(shape.kv_dtype)
                                          : cpu::scalar_attention_prims(shape.kv_dtype);
   const std::size_t group = shape.n_heads / shape.n_kv_heads;
-  const std::size_t row = shape.n_kv_heads * hd;  // elements per token
-  const std::size_t esz = shape.kv_dtype == KvDtype::kF16 ? 2 : 4;
+  const std::size_t head_bytes = kv_head_bytes(shape.kv_dtype, hd);
+  const std::size_t row = shape.n_kv_heads * head_bytes;  // bytes per token
   const std::size_t first = first_of(pos0);
 
   // Scratch grows to the largest shape seen on this thread, then is reused.
@@ -145,7 +151,7 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
         const std::size_t t = t0 + filled;
         while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
         const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
-        const std::size_t off = ((t - base) * row + kvh * hd) * esz;
+        const std::size_t off = (t - base) * row + kvh * head_bytes;
         prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd, kt + filled * hd);
         prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd, vt + filled * hd);
         filled += m;

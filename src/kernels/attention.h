@@ -16,7 +16,7 @@
 
 namespace folio::kernels {
 
-enum class KvDtype { kF32, kF16 };
+enum class KvDtype { kF32, kF16, kI8 };  // row layouts: kernels/kv_row.h
 
 struct KvPage {
   const void* k;  // [n_tokens x n_kv_heads x head_dim] of KvDtype

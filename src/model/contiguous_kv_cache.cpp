@@ -4,16 +4,19 @@
 #include <string>
 
 #include "base/error.h"
+#include "kernels/kv_row.h"
 
 namespace folio::model {
 
 ContiguousKvCache::ContiguousKvCache(const ModelConfig& config, std::size_t n_seq,
-                                     std::size_t max_tokens)
-    : max_tokens_(max_tokens), len_(n_seq, 0), cap_(n_seq, 0), seqs_(n_seq) {
+                                     std::size_t max_tokens, kernels::KvDtype dtype)
+    : dtype_(dtype), head_dim_(config.head_dim_k), max_tokens_(max_tokens), len_(n_seq, 0),
+      cap_(n_seq, 0), seqs_(n_seq) {
   if (n_seq == 0 || max_tokens == 0) throw Error("KV cache: needs at least one sequence and token");
   for (const LayerConfig& l : config.layers) {
     FOLIO_CHECK(config.head_dim_k == config.head_dim_v, "K and V head sizes differ");
-    row_.push_back(std::size_t{l.n_head_kv} * config.head_dim_k);
+    n_kv_heads_.push_back(l.n_head_kv);
+    row_.push_back(std::size_t{l.n_head_kv} * kernels::kv_head_bytes(dtype, head_dim_));
   }
   for (auto& s : seqs_) s.resize(row_.size());
 }
@@ -58,8 +61,8 @@ void ContiguousKvCache::store(std::size_t layer, std::int32_t seq, std::size_t p
   const auto s = static_cast<std::size_t>(seq);
   FOLIO_CHECK(s < seqs_.size() && layer < row_.size() && pos < cap_[s], "store outside begin()");
   Layer& l = seqs_[s][layer];
-  std::copy(k, k + row_[layer], l.k.begin() + static_cast<std::ptrdiff_t>(pos * row_[layer]));
-  std::copy(v, v + row_[layer], l.v.begin() + static_cast<std::ptrdiff_t>(pos * row_[layer]));
+  kernels::kv_store_row(dtype_, k, n_kv_heads_[layer], head_dim_, l.k.data() + pos * row_[layer]);
+  kernels::kv_store_row(dtype_, v, n_kv_heads_[layer], head_dim_, l.v.data() + pos * row_[layer]);
 }
 
 void ContiguousKvCache::pages(std::size_t layer, std::int32_t seq, std::size_t n_tokens,

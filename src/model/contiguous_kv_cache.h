@@ -1,7 +1,9 @@
 // model/contiguous_kv_cache.h: the simplest KvCache: per sequence and layer,
-// one contiguous f32 buffer of K rows and one of V rows.
+// one contiguous buffer of K rows and one of V rows.
 //
-//   k_[seq][layer]: [capacity x n_kv_heads x head_dim] f32 (V alike)
+//   k_[seq][layer]: [capacity x token row] (V alike); a token row is
+//                   n_kv_heads head rows of the cache dtype (kernels/kv_row.h:
+//                   f32 by default, f16 or int8 to study their effect)
 //
 // Buffers grow on demand (doubling, up to max_tokens), so a short chat does
 // not reserve the model's whole context. Used by `folio run`, `bench` and the
@@ -20,9 +22,10 @@ namespace folio::model {
 class ContiguousKvCache final : public KvCache {
  public:
   // `n_seq` sequences (ids 0 .. n_seq-1) of up to `max_tokens` positions each.
-  ContiguousKvCache(const ModelConfig& config, std::size_t n_seq, std::size_t max_tokens);
+  ContiguousKvCache(const ModelConfig& config, std::size_t n_seq, std::size_t max_tokens,
+                    kernels::KvDtype dtype = kernels::KvDtype::kF32);
 
-  kernels::KvDtype dtype() const override { return kernels::KvDtype::kF32; }
+  kernels::KvDtype dtype() const override { return dtype_; }
   void begin(const Batch& batch) override;
   void store(std::size_t layer, std::int32_t seq, std::size_t pos, const float* k,
              const float* v) override;
@@ -38,11 +41,14 @@ class ContiguousKvCache final : public KvCache {
 
  private:
   struct Layer {
-    std::vector<float> k, v;  // [capacity x row_]
+    std::vector<std::uint8_t> k, v;  // [capacity x row_]
   };
   void grow(std::size_t seq, std::size_t n_tokens);
 
-  std::vector<std::size_t> row_;  // per layer: n_kv_heads * head_dim
+  kernels::KvDtype dtype_;
+  std::size_t head_dim_;
+  std::vector<std::size_t> n_kv_heads_;  // per layer
+  std::vector<std::size_t> row_;  // per layer: bytes of a token row
   std::size_t max_tokens_;
   std::vector<std::size_t> len_;  // per sequence
   std::vector<std::size_t> cap_;  // per sequence, in tokens

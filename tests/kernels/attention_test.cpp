@@ -8,8 +8,10 @@
 // wrong-position or wrong-head error (which moves outputs by O(max|v|)).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -18,37 +20,44 @@
 #include "base/fp16.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
+#include "kernels/kv_row.h"
 
 namespace folio::kernels {
 namespace {
 
 struct Cache {
-  std::vector<float> k, v;             // [T x n_kv x hd]
-  std::vector<std::uint16_t> k16, v16;  // same, fp16
+  std::size_t n_kv = 0, hd = 0;
+  std::vector<float> k, v;  // [T x n_kv x hd]
+  // The same rows stored as each cache dtype (kernels/kv_row.h).
+  std::map<KvDtype, std::vector<std::uint8_t>> kb, vb;
 };
 
-Cache make_cache(std::size_t T, std::size_t row, std::mt19937& rng) {
+Cache make_cache(std::size_t T, std::size_t n_kv, std::size_t hd, std::mt19937& rng) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  Cache c;
+  Cache c{n_kv, hd, {}, {}, {}, {}};
+  const std::size_t row = n_kv * hd;
   c.k.resize(T * row);
   c.v.resize(T * row);
   for (auto& x : c.k) x = nd(rng);
   for (auto& x : c.v) x = nd(rng);
-  for (float x : c.k) c.k16.push_back(f32_to_fp16(x));
-  for (float x : c.v) c.v16.push_back(f32_to_fp16(x));
+  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
+    const std::size_t rb = n_kv * kv_head_bytes(dt, hd);
+    c.kb[dt].resize(T * rb);
+    c.vb[dt].resize(T * rb);
+    for (std::size_t t = 0; t < T; ++t) {
+      kv_store_row(dt, c.k.data() + t * row, n_kv, hd, c.kb[dt].data() + t * rb);
+      kv_store_row(dt, c.v.data() + t * row, n_kv, hd, c.vb[dt].data() + t * rb);
+    }
+  }
   return c;
 }
 
-std::vector<KvPage> split(const Cache& c, const std::vector<std::size_t>& sizes, std::size_t row,
-                          bool f16) {
+std::vector<KvPage> split(const Cache& c, const std::vector<std::size_t>& sizes, KvDtype dt) {
+  const std::size_t rb = c.n_kv * kv_head_bytes(dt, c.hd);
   std::vector<KvPage> pages;
   std::size_t t = 0;
   for (std::size_t n : sizes) {
-    if (f16) {
-      pages.push_back({c.k16.data() + t * row, c.v16.data() + t * row, n});
-    } else {
-      pages.push_back({c.k.data() + t * row, c.v.data() + t * row, n});
-    }
+    pages.push_back({c.kb.at(dt).data() + t * rb, c.vb.at(dt).data() + t * rb, n});
     t += n;
   }
   return pages;
@@ -70,14 +79,13 @@ std::vector<std::vector<std::size_t>> splits(std::size_t T, std::mt19937& rng) {
 }
 
 void compare(const AttentionShape& s, std::size_t T, std::mt19937& rng, const std::string& what) {
-  const std::size_t row = s.n_kv_heads * s.head_dim;
-  const Cache cache = make_cache(T, row, rng);
+  const Cache cache = make_cache(T, s.n_kv_heads, s.head_dim, rng);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> q(s.n_heads * s.head_dim);
   for (auto& x : q) x = nd(rng);
   std::vector<float> ref(q.size()), fast(q.size());
   for (const auto& sizes : splits(T, rng)) {
-    const auto pages = split(cache, sizes, row, s.kv_dtype == KvDtype::kF16);
+    const auto pages = split(cache, sizes, s.kv_dtype);
     for (std::size_t pos : {T - 1, T / 2, std::size_t{0}}) {
       attention_ref(q.data(), pos, pages, s, ref.data());
       for (Isa isa : {Isa::kAvx2, Isa::kScalar}) {
@@ -97,7 +105,7 @@ TEST(Attention, MatchesReferenceAcrossShapesAndPages) {
   std::mt19937 rng(5);
   for (std::size_t hd : {64, 128, 256, 40, 36}) {
     for (std::size_t ratio : {1, 3, 4}) {
-      for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16}) {
+      for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
         const std::size_t kv = 2;
         AttentionShape s{kv * ratio, kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), dt, 0, 0.0f};
         compare(s, 150, rng, "hd " + std::to_string(hd) + " ratio " + std::to_string(ratio));
@@ -125,14 +133,14 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   const std::size_t T = 200;
-  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16}) {
+  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
     for (std::size_t window : {std::size_t{0}, std::size_t{50}, std::size_t{500}}) {
       for (std::size_t hd : {64, 36}) {
         AttentionShape s{6, 2, hd, 1.0f / std::sqrt(static_cast<float>(hd)), dt, window, 0.0f};
-        const std::size_t row = s.n_kv_heads * hd, qd = s.n_heads * hd;
-        const Cache cache = make_cache(T, row, rng);
+        const std::size_t qd = s.n_heads * hd;
+        const Cache cache = make_cache(T, s.n_kv_heads, hd, rng);
         for (const auto& sizes : splits(T, rng)) {
-          const auto pages = split(cache, sizes, row, dt == KvDtype::kF16);
+          const auto pages = split(cache, sizes, dt);
           for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{0, 16}, {0, 1}, {5, 16},
                                   {60, 100}, {130, 70}, {199, 1}}) {
             std::vector<float> q(nq * qd), rows(nq * qd), one(qd), ref(qd);
@@ -155,11 +163,44 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
   }
 }
 
+// int8 rows: every element within half a step of its group's scale (plus
+// the scale's own fp16 rounding), |q| <= 127, zero rows stay zero, and the
+// scale is max|x| / 127 of the group (head_dim 36: a partial last group).
+TEST(KvRow, Int8RoundTripIsWithinHalfAStep) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  for (std::size_t hd : {64, 36, 256}) {
+    const std::size_t n_kv = 3;
+    std::vector<float> x(n_kv * hd), back(hd);
+    for (auto& v : x) v = nd(rng);
+    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd), x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
+    x[5] = 1e4f;  // one outlier in head 0, group 0
+    const std::size_t hb = kv_head_bytes(KvDtype::kI8, hd);
+    EXPECT_EQ(hb, hd + 2 * ((hd + 31) / 32));
+    std::vector<std::uint8_t> row(n_kv * hb);
+    kv_store_row(KvDtype::kI8, x.data(), n_kv, hd, row.data());
+    for (std::size_t h = 0; h < n_kv; ++h) {
+      kv_load_head(KvDtype::kI8, row.data() + h * hb, hd, back.data());
+      for (std::size_t i = 0; i < hd; ++i) {
+        const std::size_t g0 = i / 32 * 32, g1 = std::min(hd, g0 + 32);
+        float amax = 0.0f;
+        for (std::size_t j = g0; j < g1; ++j) amax = std::max(amax, std::fabs(x[h * hd + j]));
+        const float step = amax / 127.0f;
+        ASSERT_LE(std::fabs(back[i] - x[h * hd + i]), 0.5f * step * 1.002f + 1e-30f)
+            << "hd " << hd << " head " << h << " i " << i;
+        if (h == 1) {
+          ASSERT_EQ(back[i], 0.0f);
+        }
+      }
+    }
+  }
+}
+
 // A window of 1 attends only to the current position: output = V[pos] exactly.
 TEST(Attention, WindowOfOneReturnsCurrentValue) {
   std::mt19937 rng(8);
-  const Cache c = make_cache(10, 64, rng);
-  const auto pages = split(c, {3, 7}, 64, false);
+  const Cache c = make_cache(10, 1, 64, rng);
+  const auto pages = split(c, {3, 7}, KvDtype::kF32);
   std::vector<float> q(64, 0.1f), out(64);
   AttentionShape s{1, 1, 64, 0.125f, KvDtype::kF32, 1, 0.0f};
   attention(q.data(), 5, pages, s, out.data());

@@ -51,14 +51,15 @@ struct RunResult {
 };
 
 // Runs every case as described above in one precision.
-RunResult run(const test::Golden& g, model::Precision precision) {
+RunResult run(const test::Golden& g, model::Precision precision,
+              kernels::KvDtype kv_dtype = kernels::KvDtype::kF32) {
   const model::Model& m = test::shared_model(precision);
   EXPECT_EQ(m.n_vocab(), g.vocab);
   kernels::ThreadPool pool(2);
   model::Workspace ws;
   std::size_t max_len = 0;
   for (const auto& c : g.cases) max_len = std::max(max_len, c.n_positions());
-  model::ContiguousKvCache kv(m.config(), g.cases.size(), max_len);
+  model::ContiguousKvCache kv(m.config(), g.cases.size(), max_len, kv_dtype);
 
   RunResult r;
   r.cases.resize(g.cases.size());
@@ -96,10 +97,10 @@ const test::Golden& golden() {
   return g;
 }
 
-const RunResult& result(model::Precision p) {
-  static std::map<model::Precision, RunResult> cache;
-  auto it = cache.find(p);
-  if (it == cache.end()) it = cache.emplace(p, run(golden(), p)).first;
+const RunResult& result(model::Precision p, kernels::KvDtype kv = kernels::KvDtype::kF32) {
+  static std::map<std::pair<model::Precision, kernels::KvDtype>, RunResult> cache;
+  auto it = cache.find({p, kv});
+  if (it == cache.end()) it = cache.emplace(std::pair{p, kv}, run(golden(), p, kv)).first;
   return it->second;
 }
 
@@ -164,6 +165,25 @@ TEST(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
               top1 >= kTargetTop1 && s.mean_kl <= kTargetMeanKl ? "met" : "NOT met");
   EXPECT_GE(top1, kFastMinTop1);
   EXPECT_LE(s.mean_kl, kFastMaxMeanKl);
+}
+
+// The KV cache element types the engine offers (--kv-cache-dtype), on the
+// default fast path. Measured on SmolLM2-135M Q4_1 (AVX2):
+//   f16 KV (the engine's default): top-1 100 %, mean KL 4.4e-7, max |dlogit| 0.03
+//   int8 KV (fp16 scale per 32 values, opt-in): top-1 99.1 % (1099/1109),
+//     mean KL 4.4e-4, max KL 0.012
+// f16 must stay at reference grade; int8 must keep the mean-KL bound, and its
+// top-1 (near-ties flip first) is held to 98.5 % so that a different ISA's
+// rounding cannot fail a correct build.
+TEST(ModelFidelity, QuantizedKvCachesStayWithinTheFastPathBounds) {
+  const Summary f16 = summarize(result(model::Precision::kFast, kernels::KvDtype::kF16));
+  report("fast, f16 KV ", f16);
+  EXPECT_EQ(f16.top1, f16.n);
+  EXPECT_LE(f16.mean_kl, 1e-5);
+  const Summary i8 = summarize(result(model::Precision::kFast, kernels::KvDtype::kI8));
+  report("fast, int8 KV", i8);
+  EXPECT_GE(static_cast<double>(i8.top1) / static_cast<double>(i8.n), 0.985);
+  EXPECT_LE(i8.mean_kl, kFastMaxMeanKl);
 }
 
 TEST(ModelFidelity, GoldenCoversTheRequiredPrompts) {

@@ -11,22 +11,23 @@
 
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/avx2_util.h"
+#include "kernels/kv_row.h"
 
 FOLIO_AVX2_BEGIN
 namespace folio::kernels::cpu {
 
 namespace {
 
-void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+void load_tile_f16(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                    float* dst) {
-  const auto* s = static_cast<const std::uint16_t*>(src);
+  const auto* s = static_cast<const std::uint8_t*>(src);
   for (std::size_t j = 0; j < nt; ++j) {
-    const std::uint16_t* r = s + j * stride;
+    const auto* r = reinterpret_cast<const std::uint16_t*>(s + j * row_bytes);
     // Rows are a KV row stride apart (other heads in between), which the
     // hardware prefetcher follows late: fetch 8 rows ahead (measured: decode
     // at 32 sequences ~6 % faster, load_tile_f16 10.6 % -> 7 % of the time).
     if (j + 8 < nt) {
-      const char* ahead = reinterpret_cast<const char*>(r + 8 * stride);
+      const char* ahead = reinterpret_cast<const char*>(s + (j + 8) * row_bytes);
       _mm_prefetch(ahead, _MM_HINT_T0);
       _mm_prefetch(ahead + 64, _MM_HINT_T0);
     }
@@ -36,6 +37,32 @@ void load_tile_f16(const void* src, std::size_t stride, std::size_t nt, std::siz
       _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + i))));
     }
     for (; i < hd; ++i) d[i] = _cvtsh_ss(r[i]);
+  }
+}
+
+// int8 head rows (kv_row.h): 8 values at a time, sign-extended, converted
+// and scaled by their group's fp16 scale; same products as kv_load_head.
+void load_tile_i8(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
+                  float* dst) {
+  const auto* s = static_cast<const std::uint8_t*>(src);
+  for (std::size_t j = 0; j < nt; ++j) {
+    const std::uint8_t* r = s + j * row_bytes;
+    if (j + 8 < nt) _mm_prefetch(reinterpret_cast<const char*>(s + (j + 8) * row_bytes), _MM_HINT_T0);
+    float* d = dst + j * hd;
+    std::size_t i = 0;
+    for (; i + 8 <= hd; i += 8) {
+      std::uint16_t h;
+      std::memcpy(&h, r + hd + 2 * (i / kKvI8Group), 2);
+      std::int64_t q8;
+      std::memcpy(&q8, r + i, 8);
+      const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(q8)));
+      _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(h)), v));
+    }
+    for (; i < hd; ++i) {
+      std::uint16_t h;
+      std::memcpy(&h, r + hd + 2 * (i / kKvI8Group), 2);
+      d[i] = _cvtsh_ss(h) * static_cast<float>(static_cast<std::int8_t>(r[i]));
+    }
   }
 }
 
@@ -117,11 +144,17 @@ void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, 
 
 const AttentionPrims kF32{load_tile_f32, scores, exp_shift, accumulate};
 const AttentionPrims kF16{load_tile_f16, scores, exp_shift, accumulate};
+const AttentionPrims kI8{load_tile_i8, scores, exp_shift, accumulate};
 
 }  // namespace
 
 const AttentionPrims& avx2_attention_prims(KvDtype dtype) {
-  return dtype == KvDtype::kF16 ? kF16 : kF32;
+  switch (dtype) {
+    case KvDtype::kF16: return kF16;
+    case KvDtype::kI8: return kI8;
+    case KvDtype::kF32: break;
+  }
+  return kF32;
 }
 
 }  // namespace folio::kernels::cpu

@@ -13,8 +13,9 @@
 namespace folio::kernels::cpu {
 
 struct AttentionPrims {
-  // dst[j*hd + i] = src row j (rows `stride` elements apart), element i, as f32.
-  void (*load_tile)(const void* src, std::size_t stride, std::size_t nt, std::size_t hd,
+  // dst[j*hd + i] = element i of the head row at src + j * row_bytes (layout
+  // of kernels/kv_row.h for the dtype), as f32.
+  void (*load_tile)(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                     float* dst);
   // s[j] = scale * (q . k[j]) for the nt dense rows of k.
   void (*scores)(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
@@ -26,7 +27,7 @@ struct AttentionPrims {
 };
 
 // The f32 load_tile (a strided row copy), shared by every ISA.
-void load_tile_f32(const void* src, std::size_t stride, std::size_t nt, std::size_t hd, float* dst);
+void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd, float* dst);
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype);
 const AttentionPrims& avx2_attention_prims(KvDtype dtype);

@@ -6,17 +6,21 @@
 #include <vector>
 
 #include "base/error.h"
-#include "base/fp16.h"
 #include "kernels/attention.h"
+#include "kernels/kv_row.h"
 
 namespace folio::kernels {
 
 namespace {
 
-double kv_elem(const KvPage& page, bool is_k, KvDtype dt, std::size_t index) {
-  const void* p = is_k ? page.k : page.v;
-  if (dt == KvDtype::kF16) return fp16_to_f32(static_cast<const std::uint16_t*>(p)[index]);
-  return static_cast<const float*>(p)[index];
+// Head kvh's K or V row of position `off` in `page`, as f32 (kv_row.h layout).
+std::vector<float> kv_head(const KvPage& page, bool is_k, const AttentionShape& s, std::size_t off,
+                           std::size_t kvh) {
+  const std::size_t hb = kv_head_bytes(s.kv_dtype, s.head_dim);
+  const auto* base = static_cast<const std::uint8_t*>(is_k ? page.k : page.v);
+  std::vector<float> out(s.head_dim);
+  kv_load_head(s.kv_dtype, base + (off * s.n_kv_heads + kvh) * hb, s.head_dim, out.data());
+  return out;
 }
 
 }  // namespace
@@ -24,7 +28,6 @@ double kv_elem(const KvPage& page, bool is_k, KvDtype dt, std::size_t index) {
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
                    const AttentionShape& shape, float* out) {
   const std::size_t hd = shape.head_dim, group = shape.n_heads / shape.n_kv_heads;
-  const std::size_t row = shape.n_kv_heads * hd;
   const std::size_t first = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
   // (page, offset) of every position 0..pos.
   std::vector<std::pair<const KvPage*, std::size_t>> where;
@@ -37,10 +40,9 @@ void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> page
     std::vector<double> s;
     for (std::size_t t = first; t <= pos; ++t) {
       const auto [page, off] = where[t];
+      const std::vector<float> k = kv_head(*page, true, shape, off, kvh);
       double d = 0;
-      for (std::size_t i = 0; i < hd; ++i) {
-        d += static_cast<double>(q[h * hd + i]) * kv_elem(*page, true, shape.kv_dtype, off * row + kvh * hd + i);
-      }
+      for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(q[h * hd + i]) * k[i];
       d *= shape.scale;
       if (shape.softcap > 0.0f) d = shape.softcap * std::tanh(d / shape.softcap);
       s.push_back(d);
@@ -49,14 +51,13 @@ void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> page
     for (double v : s) mx = std::max(mx, v);
     double sum = 0;
     for (double& v : s) sum += (v = std::exp(v - mx));
-    for (std::size_t i = 0; i < hd; ++i) {
-      double acc = 0;
-      for (std::size_t t = first; t <= pos; ++t) {
-        const auto [page, off] = where[t];
-        acc += s[t - first] * kv_elem(*page, false, shape.kv_dtype, off * row + kvh * hd + i);
-      }
-      out[h * hd + i] = static_cast<float>(acc / sum);
+    std::vector<double> acc(hd, 0.0);
+    for (std::size_t t = first; t <= pos; ++t) {
+      const auto [page, off] = where[t];
+      const std::vector<float> v = kv_head(*page, false, shape, off, kvh);
+      for (std::size_t i = 0; i < hd; ++i) acc[i] += s[t - first] * v[i];
     }
+    for (std::size_t i = 0; i < hd; ++i) out[h * hd + i] = static_cast<float>(acc[i] / sum);
   }
 }
 

@@ -1,0 +1,31 @@
+// kernels/kv_row.h: the bytes of one token's K (or V) row in a KV cache, for
+// each cached element type, and the conversions into and out of them.
+//
+// A token row of one layer is n_kv_heads head rows back to back; a head row
+// of d values is
+//   KvDtype::kF32  d floats
+//   KvDtype::kF16  d IEEE half floats
+//   KvDtype::kI8   d int8 q, then ceil(d / 32) fp16 scales: element i is
+//                  scale[i / 32] * q[i], scale = max|x| / 127 of its group
+//                  (as Q8_0), |q| <= 127
+// so kv_head_bytes() equals kv::kv_row_bytes() of the sizing formula.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/attention.h"
+
+namespace folio::kernels {
+
+inline constexpr std::size_t kKvI8Group = 32;
+
+std::size_t kv_head_bytes(KvDtype dtype, std::size_t head_dim);
+
+// Writes n_heads head rows of x ([n_heads x head_dim] floats) to dst in `dtype`.
+void kv_store_row(KvDtype dtype, const float* x, std::size_t n_heads, std::size_t head_dim,
+                  void* dst);
+
+// One head row back to f32 (exact for kF32/kF16; scale * q for kI8).
+void kv_load_head(KvDtype dtype, const void* src, std::size_t head_dim, float* dst);
+
+}  // namespace folio::kernels
