@@ -156,6 +156,38 @@ void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, st
   }
 }
 
+// Per-tile state shared by the panel kernels: the NC activation rows viewed
+// as blocks of their format, and one f32 accumulator (8 weight rows) each.
+template <class Act, int NC>
+struct Tile {
+  const Act* xb[NC];
+  __m256 acc[NC];
+  Tile(const std::uint8_t* x, std::size_t x_stride) {
+    for (int c = 0; c < NC; ++c) {
+      xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
+      acc[c] = _mm256_setzero_ps();
+    }
+  }
+  // acc += float(isum) * (d_r * d_x), in this order for every kernel.
+  void add_block(std::size_t i, __m256 d, const __m256i* isum) {
+    for (int c = 0; c < NC; ++c) {
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), scale, acc[c]);
+    }
+  }
+  // ... then acc += m_r * s_x (the offset/min term of Q4/Q5 blocks).
+  void add_min(std::size_t i, __m256 m) {
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
+  }
+};
+
+// The int16 kernels keep rows 0-3 (lo) and 4-7 (hi) as pairs of partial sums
+// [r0 r0 r1 r1 | r2 r2 r3 r3]; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7] and the
+// permute restores r0..r7 (exact int32 adds).
+inline __m256i rows_from_pairs(__m256i lo, __m256i hi) {
+  return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
+}
+
 // Activation values of block i as int8 halves: one half for ActQ8Block, the
 // hi and lo halves of q = 254 * hi + lo for ActQ16Block.
 template <class Act>
@@ -263,87 +295,56 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   constexpr std::size_t kQuantOffset = kFive ? FmtQ5_0::kQuantOffset - FmtQ5_0::kScaleBytes : 0;
   constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q - offset)
   const std::size_t nb = cols / 32;
-  const Act* xb[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Tile<Act, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kScaleBytes + kQuantOffset;
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     __m256i i32[NC];
-    q4_half<Act, 0, NC, kFive>(q, hbits, xb, i, i32);
-    if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, xb, i, i32);
+    q4_half<Act, 0, NC, kFive>(q, hbits, tile.xb, i, i32);
+    if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, tile.xb, i, i32);
     const __m256 d = load_fp16x8(g);
-    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset));
-    for (int c = 0; c < NC; ++c) {
-      const __m256 f = _mm256_cvtepi32_ps(i32[c]);
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
-      acc[c] = _mm256_fmadd_ps(f, scale, acc[c]);
-      acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
-    }
+    tile.add_block(i, d, i32);
+    tile.add_min(i, kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset)));
   }
-  store_rows(acc, NC, y, ldy, nr);
+  store_rows(tile.acc, NC, y, ldy, nr);
 }
 
+// Q8_0 against 8-bit activations (ActQ8Block). Signed weights: maddubs gets
+// |w| and the activation with w's sign (|activation byte| <= 127, so the
+// sign move cannot overflow); pair sums reach 2*128*127, so every maddubs is
+// widened by its own madd.
 template <int NC>
-inline void q8_step(const std::uint8_t* q, int t, const std::int8_t* const* xq, __m256i* s32,
-                    __m256i weight) {
+inline void q8_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, std::size_t i,
+                    __m256i* s32) {
   const __m256i w = load32(q + 32 * t);
   const __m256i aw = _mm256_sign_epi8(w, w);
   for (int c = 0; c < NC; ++c) {
-    const __m256i xs = _mm256_sign_epi8(bcast4(xq[c] + 4 * t), w);
-    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), weight));
+    const __m256i xs = _mm256_sign_epi8(bcast4(xb[c][i].qs + 4 * t), w);
+    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs),
+                                                        _mm256_set1_epi16(1)));
   }
 }
 
-// One int8 half of block i against a Q8_0 group. Signed weights: maddubs
-// gets |w| and the activation with w's sign (|activation byte| <= 127, so
-// the sign move cannot overflow); pair sums reach 2*128*127, so every
-// maddubs is widened by its own madd.
-template <class Act, int kHalf, int NC>
-inline void q8_half(const std::uint8_t* q, const Act* const* xb, std::size_t i, __m256i* i32) {
-  const std::int8_t* xq[NC];
-  __m256i s32[NC];
-  for (int c = 0; c < NC; ++c) {
-    xq[c] = half_bytes<kHalf>(xb[c][i]);
-    s32[c] = _mm256_setzero_si256();
-  }
-  const __m256i weight = half_weight<Act, kHalf>();
-  if constexpr (NC <= 2) {  // see q4_half about unrolling
-    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32, weight);
-  } else {
-#pragma GCC unroll 1
-    for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, xq, s32, weight);
-  }
-  for (int c = 0; c < NC; ++c) i32[c] = kHalf == 0 ? s32[c] : _mm256_add_epi32(i32[c], s32[c]);
-}
-
-template <class Act, int NC>
+template <int NC>
 void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   const std::size_t nb = cols / 32;
-  const Act* xb[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const Act*>(x + c * x_stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Tile<ActQ8Block, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
-    __m256i i32[NC];
-    q8_half<Act, 0, NC>(q, xb, i, i32);
-    if constexpr (kHalves<Act> == 2) q8_half<Act, 1, NC>(q, xb, i, i32);
-    const __m256 d = load_fp16x8(g);
-    for (int c = 0; c < NC; ++c) {
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32[c]), scale, acc[c]);
+    __m256i s32[NC];
+    for (int c = 0; c < NC; ++c) s32[c] = _mm256_setzero_si256();
+    if constexpr (NC <= 2) {  // see q4_chunks about unrolling
+      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, tile.xb, i, s32);
+    } else {
+#pragma GCC unroll 1
+      for (int t = 0; t < 8; ++t) q8_step<NC>(q, t, tile.xb, i, s32);
     }
+    tile.add_block(i, load_fp16x8(g), s32);
   }
-  store_rows(acc, NC, y, ldy, nr);
+  store_rows(tile.acc, NC, y, ldy, nr);
 }
 
 // Q8_0 against 16-bit activations held as int16 (ActI16Block): the weight
@@ -356,12 +357,8 @@ template <int NC>
 void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   const std::size_t nb = cols / 32;
-  const ActI16Block* xb[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const ActI16Block*>(x + c * x_stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Tile<ActI16Block, NC> tile(x, x_stride);
+  const ActI16Block* const* xb = tile.xb;
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
@@ -379,15 +376,11 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
         hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(w47, xv));
       }
     }
-    const __m256 d = load_fp16x8(g);
-    for (int c = 0; c < NC; ++c) {
-      // hadd: [r0 r1 r4 r5 | r2 r3 r6 r7]; the permute restores r0..r7.
-      const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), _MM_SHUFFLE(3, 1, 2, 0));
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc[c]);
-    }
+    __m256i sum[NC];
+    for (int c = 0; c < NC; ++c) sum[c] = rows_from_pairs(lo[c], hi[c]);
+    tile.add_block(i, load_fp16x8(g), sum);
   }
-  store_rows(acc, NC, y, ldy, nr);
+  store_rows(tile.acc, NC, y, ldy, nr);
 }
 
 // Q4_0 / Q4_1 against 16-bit activations held as int16 (ActI16Block): the
@@ -400,12 +393,8 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
   const std::size_t nb = cols / 32;
-  const ActI16Block* xb[NC];
-  __m256 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    xb[c] = reinterpret_cast<const ActI16Block*>(x + c * x_stride);
-    acc[c] = _mm256_setzero_ps();
-  }
+  Tile<ActI16Block, NC> tile(x, x_stride);
+  const ActI16Block* const* xb = tile.xb;
   const __m256i m4 = _mm256_set1_epi16(0x0F);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
@@ -438,15 +427,12 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
       }
     }
     const __m256 d = load_fp16x8(g);
-    const __m256 m = kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
-    for (int c = 0; c < NC; ++c) {
-      const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), _MM_SHUFFLE(3, 1, 2, 0));
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(xb[c][i].d));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc[c]);
-      acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
-    }
+    __m256i sum[NC];
+    for (int c = 0; c < NC; ++c) sum[c] = rows_from_pairs(lo[c], hi[c]);
+    tile.add_block(i, d, sum);
+    tile.add_min(i, kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
   }
-  store_rows(acc, NC, y, ldy, nr);
+  store_rows(tile.acc, NC, y, ldy, nr);
 }
 
 template <template <int> class K>
@@ -489,12 +475,9 @@ struct Q5_1K {
     static constexpr auto run = panel_q4<true, true, Act, NC>;
   };
 };
-template <class Act>
+template <int NC>
 struct Q8_0K {
-  template <int NC>
-  struct K {
-    static constexpr auto run = panel_q8<Act, NC>;
-  };
+  static constexpr auto run = panel_q8<NC>;
 };
 template <bool kHasMin>
 struct Q4I16K {
@@ -522,12 +505,17 @@ constexpr PanelKernel panel_kernel_i16() {
                      repack<Fmt>, avx2::dispatch_nc<Kern>};
 }
 
-template <class Fmt, template <class> class Kern, RepackFn kRepack = repack<Fmt>>
-constexpr PanelKernel panel_kernel(bool b8) {
-  return b8 ? PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes,
-                          kRepack, avx2::dispatch_nc<Kern<ActQ8Block>::template K>}
-            : PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes,
-                          kRepack, avx2::dispatch_nc<Kern<ActQ16Block>::template K>};
+// 8-bit activations (every type), and the int8-halves form of 16-bit
+// activations (Q5_0 / Q5_1).
+template <class Fmt, template <int> class Kern, RepackFn kRepack = repack<Fmt>>
+constexpr PanelKernel panel_kernel_q8() {
+  return PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes, kRepack,
+                     avx2::dispatch_nc<Kern>};
+}
+template <class Fmt, template <int> class Kern, RepackFn kRepack = repack<Fmt>>
+constexpr PanelKernel panel_kernel_q16() {
+  return PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes, kRepack,
+                     avx2::dispatch_nc<Kern>};
 }
 
 }  // namespace
@@ -537,13 +525,14 @@ const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits)
   static const PanelKernel table[2][5] = {
       {panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
        panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
-       panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(false),
-       panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(false),
+       panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K, repack_q5<FmtQ5_0>>(),
+       panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K, repack_q5<FmtQ5_1>>(),
        panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
-      {panel_kernel<FmtQ4_0, avx2::Q4_0K>(true), panel_kernel<FmtQ4_1, avx2::Q4_1K>(true),
-       panel_kernel<FmtQ5_0, avx2::Q5_0K, repack_q5<FmtQ5_0>>(true),
-       panel_kernel<FmtQ5_1, avx2::Q5_1K, repack_q5<FmtQ5_1>>(true),
-       panel_kernel<FmtQ8_0, avx2::Q8_0K>(true)}};
+      {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K, repack_q5<FmtQ5_0>>(),
+       panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K, repack_q5<FmtQ5_1>>(),
+       panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0: return &row[0];

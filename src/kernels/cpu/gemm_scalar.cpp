@@ -210,49 +210,49 @@ void quantize_row_q8_32(const float* x, std::size_t cols, void* out) {
   }
 }
 
+namespace {
+
+// One block's 16-bit values: d = max|x| / kActQ16Max, q[j] =
+// round-to-nearest-even(x[j] * (1/d)); returns sum(q).
+int quantize_block_16(const float* xb, float& d, int* q) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+  d = amax / static_cast<float>(kActQ16Max);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int sum = 0;
+  for (int j = 0; j < 32; ++j) sum += (q[j] = static_cast<int>(std::nearbyint(xb[j] * id)));
+  return sum;
+}
+
+}  // namespace
+
 // d = max|x| / kActQ16Max, q = round-to-nearest-even(x * (1/d)), then
 // hi = round-to-nearest-even(float(q) * (1/kActQ16Base)), lo = q - kActQ16Base * hi:
 // the AVX2 quantizer performs exactly these float operations.
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<ActQ16Block*>(out);
+  constexpr float kInvBase = 1.0f / kActQ16Base;
   for (std::size_t i = 0; i < cols / 32; ++i) {
-    const float* xb = x + 32 * i;
     ActQ16Block& b = blocks[i];
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
-    const float d = amax / static_cast<float>(kActQ16Max);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    constexpr float kInvBase = 1.0f / kActQ16Base;
-    int sum = 0;
+    int q[32];
+    const int sum = quantize_block_16(x + 32 * i, b.d, q);
     for (int j = 0; j < 32; ++j) {
-      const int q = static_cast<int>(std::nearbyint(xb[j] * id));
-      const int hi = static_cast<int>(std::nearbyint(static_cast<float>(q) * kInvBase));
+      const int hi = static_cast<int>(std::nearbyint(static_cast<float>(q[j]) * kInvBase));
       b.hi[j] = static_cast<std::int8_t>(hi);
-      b.lo[j] = static_cast<std::int8_t>(q - kActQ16Base * hi);
-      sum += q;
+      b.lo[j] = static_cast<std::int8_t>(q[j] - kActQ16Base * hi);
     }
-    b.d = d;
-    b.s = d * static_cast<float>(sum);
+    b.s = b.d * static_cast<float>(sum);
   }
 }
 
 void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
   auto* blocks = static_cast<ActI16Block*>(out);
   for (std::size_t i = 0; i < cols / 32; ++i) {
-    const float* xb = x + 32 * i;
     ActI16Block& b = blocks[i];
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
-    const float d = amax / static_cast<float>(kActQ16Max);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    int sum = 0;
-    for (int j = 0; j < 32; ++j) {
-      const int q = static_cast<int>(std::nearbyint(xb[j] * id));
-      b.q[j] = static_cast<std::int16_t>(q);
-      sum += q;
-    }
-    b.d = d;
-    b.s = d * static_cast<float>(sum);
+    int q[32];
+    const int sum = quantize_block_16(x + 32 * i, b.d, q);
+    for (int j = 0; j < 32; ++j) b.q[j] = static_cast<std::int16_t>(q[j]);
+    b.s = b.d * static_cast<float>(sum);
   }
 }
 
