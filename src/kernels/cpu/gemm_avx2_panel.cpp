@@ -44,26 +44,23 @@ namespace folio::kernels::cpu {
 namespace {
 
 // Q4_0: d + 16 nibble bytes; Q4_1: d, m + 16; Q8_0: d + 32 bytes.
-template <int kScales, int kQuantBytes>
+template <int kScalesN, int kQuantBytesN, int kHbitsN = 0>
 struct Legacy {
-  static constexpr std::size_t kBlockBytes = 2 * kScales + kQuantBytes;
+  static constexpr int kScales = kScalesN;          // fp16 values per block (d, m)
+  static constexpr int kHbits = kHbitsN;            // bytes of 5th bits per block
+  static constexpr int kQuantBytes = kQuantBytesN;  // nibble or byte quants per block
+  static constexpr std::size_t kBlockBytes = 2 * kScales + kHbits + kQuantBytes;
   static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
   static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
+  static constexpr std::size_t kQuantOffset = kScaleBytes + kPanelRows * kHbits;
 };
 using FmtQ4_0 = Legacy<1, 16>;
 using FmtQ4_1 = Legacy<2, 16>;
 using FmtQ8_0 = Legacy<1, 32>;
 
 // Q5_0: d, qh[4], 16 nibble bytes; Q5_1: d, m, qh[4], 16 nibble bytes.
-template <int kScales>
-struct Five {
-  static constexpr std::size_t kBlockBytes = 2 * kScales + 4 + 16;
-  static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
-  static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
-  static constexpr std::size_t kQuantOffset = kScaleBytes + 4 * kPanelRows;  // after hbits
-};
-using FmtQ5_0 = Five<1>;
-using FmtQ5_1 = Five<2>;
+using FmtQ5_0 = Legacy<1, 16, 4>;
+using FmtQ5_1 = Legacy<2, 16, 4>;
 
 // Row r's qh word (bit j = element j's 5th bit) regrouped by chunk as in the
 // hbits layout above.
@@ -79,33 +76,9 @@ std::uint32_t regroup_qh(std::uint32_t qh) {
 }
 
 template <class Fmt>
-void repack_q5(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
-  constexpr int kScales = Fmt::kScaleBytes / (2 * kPanelRows);
-  const std::size_t nb = cols / 32, row_bytes = nb * Fmt::kBlockBytes;
-  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);  // padding rows: d = m = 0, q = 0
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
-    for (std::size_t i = 0; i < nb; ++i) {
-      const std::uint8_t* b = src + r * row_bytes + i * Fmt::kBlockBytes;
-      std::uint8_t* g = dst + (p * nb + i) * Fmt::kGroupBytes;
-      for (int s = 0; s < kScales; ++s) std::memcpy(g + 16 * s + 2 * lane, b + 2 * s, 2);
-      std::uint32_t qh;
-      std::memcpy(&qh, b + 2 * kScales, 4);  // little-endian, as the file stores it
-      const std::uint32_t h = regroup_qh(qh);
-      std::memcpy(g + Fmt::kScaleBytes + 4 * lane, &h, 4);
-      const std::uint8_t* qs = b + 2 * kScales + 4;
-      for (std::size_t t = 0; t < 4; ++t) {
-        std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, qs + 4 * t, 4);
-      }
-    }
-  }
-}
-
-template <class Fmt>
 void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
-  constexpr int kScales = Fmt::kScaleBytes / (2 * kPanelRows);
-  constexpr std::size_t kChunks = (Fmt::kBlockBytes - 2 * kScales) / 4;
+  constexpr int kScales = Fmt::kScales;
+  constexpr std::size_t kChunks = Fmt::kQuantBytes / 4;
   const std::size_t nb = cols / 32, row_bytes = nb * Fmt::kBlockBytes;
   const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
   std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);  // padding rows: d = m = 0, q = 0
@@ -115,9 +88,15 @@ void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::ui
       const std::uint8_t* b = src + r * row_bytes + i * Fmt::kBlockBytes;
       std::uint8_t* g = dst + (p * nb + i) * Fmt::kGroupBytes;
       for (int s = 0; s < kScales; ++s) std::memcpy(g + 16 * s + 2 * lane, b + 2 * s, 2);
-      const std::uint8_t* qs = b + 2 * kScales;
+      if constexpr (Fmt::kHbits != 0) {
+        std::uint32_t qh;
+        std::memcpy(&qh, b + 2 * kScales, 4);  // little-endian, as the file stores it
+        const std::uint32_t h = regroup_qh(qh);
+        std::memcpy(g + Fmt::kScaleBytes + 4 * lane, &h, 4);
+      }
+      const std::uint8_t* qs = b + 2 * kScales + Fmt::kHbits;
       for (std::size_t t = 0; t < kChunks; ++t) {
-        std::memcpy(g + Fmt::kScaleBytes + 32 * t + 4 * lane, qs + 4 * t, 4);
+        std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, qs + 4 * t, 4);
       }
     }
   }
@@ -292,13 +271,12 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   using Fmt = std::conditional_t<kFive, std::conditional_t<kHasMin, FmtQ5_1, FmtQ5_0>,
                                  std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>>;
-  constexpr std::size_t kQuantOffset = kFive ? FmtQ5_0::kQuantOffset - FmtQ5_0::kScaleBytes : 0;
   constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q - offset)
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    const std::uint8_t* q = g + Fmt::kScaleBytes + kQuantOffset;
+    const std::uint8_t* q = g + Fmt::kQuantOffset;
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     __m256i i32[NC];
     q4_half<Act, 0, NC, kFive>(q, hbits, tile.xb, i, i32);
@@ -507,14 +485,14 @@ constexpr PanelKernel panel_kernel_i16() {
 
 // 8-bit activations (every type), and the int8-halves form of 16-bit
 // activations (Q5_0 / Q5_1).
-template <class Fmt, template <int> class Kern, RepackFn kRepack = repack<Fmt>>
+template <class Fmt, template <int> class Kern>
 constexpr PanelKernel panel_kernel_q8() {
-  return PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes, kRepack,
+  return PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes, repack<Fmt>,
                      avx2::dispatch_nc<Kern>};
 }
-template <class Fmt, template <int> class Kern, RepackFn kRepack = repack<Fmt>>
+template <class Fmt, template <int> class Kern>
 constexpr PanelKernel panel_kernel_q16() {
-  return PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes, kRepack,
+  return PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes, repack<Fmt>,
                      avx2::dispatch_nc<Kern>};
 }
 
@@ -525,13 +503,13 @@ const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits)
   static const PanelKernel table[2][5] = {
       {panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
        panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
-       panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K, repack_q5<FmtQ5_0>>(),
-       panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K, repack_q5<FmtQ5_1>>(),
+       panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
+       panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
        panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
       {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
        panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
-       panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K, repack_q5<FmtQ5_0>>(),
-       panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K, repack_q5<FmtQ5_1>>(),
+       panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K>(),
        panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
