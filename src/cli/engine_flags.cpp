@@ -16,11 +16,15 @@ void add_engine_flags(CLI::App* sub, EngineFlags& f) {
   sub->add_option("--max-num-batched-tokens", f.max_num_batched_tokens,
                   "Token budget of one engine step")
       ->capture_default_str();
+  sub->add_option("--long-prefill-token-threshold", f.long_prefill_token_threshold,
+                  "Max prompt tokens one request computes per step (0: off); lower values "
+                  "trade a later first token for shorter steps beside running decodes")
+      ->capture_default_str();
   sub->add_option("--block-size", f.block_size, "Tokens per KV block")->capture_default_str();
   sub->add_option("--kv-cache-memory", f.kv_cache_memory,
                   "KV cache size, e.g. 2GiB (default: min(25% of available RAM, what "
                   "max-num-seqs x max-model-len needs))");
-  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto (f16), f16 or f32")
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto (f16), f16, f32 or int8")
       ->capture_default_str();
   sub->add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.enable_prefix_caching,
                 "Reuse the KV of shared prompt prefixes (default on)");
@@ -44,6 +48,7 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
   c.max_model_len = f.max_model_len;
   c.max_num_seqs = f.max_num_seqs;
   c.max_num_batched_tokens = f.max_num_batched_tokens;
+  c.long_prefill_token_threshold = f.long_prefill_token_threshold;
   c.block_size = f.block_size;
   if (!f.kv_cache_memory.empty()) c.kv_cache_memory = kv::parse_byte_size(f.kv_cache_memory);
   switch (kv::parse_kv_cache_dtype(f.kv_cache_dtype)) {

@@ -25,6 +25,7 @@ struct EngineFlags {
   int max_model_len = 0;  // 0: the model's context length
   int max_num_seqs = 256;
   int max_num_batched_tokens = 2048;
+  int long_prefill_token_threshold = 0;
   int block_size = 16;
   std::string kv_cache_memory;  // "" : default (see engine/kv_budget.h)
   std::string kv_cache_dtype = "auto";

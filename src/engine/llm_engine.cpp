@@ -40,7 +40,8 @@ std::int32_t blocks_for(const EngineConfig& c, const model::ModelConfig& m) {
 }
 
 sched::SchedulerConfig sched_config(const EngineConfig& c) {
-  return {c.max_num_batched_tokens, c.max_num_seqs, c.max_model_len, c.scheduling_policy};
+  return {c.max_num_batched_tokens, c.max_num_seqs, c.max_model_len, c.scheduling_policy,
+          c.long_prefill_token_threshold};
 }
 
 }  // namespace

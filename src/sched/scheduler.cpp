@@ -14,6 +14,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_
   if (config.max_num_batched_tokens < 1) throw Error("--max-num-batched-tokens must be >= 1");
   if (config.max_num_seqs < 1) throw Error("--max-num-seqs must be >= 1");
   if (config.max_model_len < 1) throw Error("--max-model-len must be >= 1");
+  if (config.long_prefill_token_threshold < 0) {
+    throw Error("--long-prefill-token-threshold must be >= 0 (0: off)");
+  }
 }
 
 RequestId Scheduler::add_request(const RequestSpec& spec) {
@@ -115,6 +118,11 @@ SchedulerOutput Scheduler::schedule() {
   return out;
 }
 
+std::int32_t Scheduler::prefill_cap(std::int32_t remaining) const {
+  const std::int32_t t = config_.long_prefill_token_threshold;
+  return t > 0 ? std::min(remaining, t) : remaining;
+}
+
 void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
   // Decodes first, then partial prefills; policy order within each.
   std::vector<Request*> order;
@@ -129,7 +137,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
     if (budget == 0) break;
     const std::int32_t remaining = r->num_tokens() - r->num_computed_tokens;
     FOLIO_CHECK(remaining > 0, "running request with nothing to compute");
-    const std::int32_t num_new = std::min(remaining, budget);
+    const std::int32_t num_new = std::min(prefill_cap(remaining), budget);
     while (true) {
       auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new);
       if (slots) {
@@ -155,7 +163,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     // to produce logits, and a hit never covers a block we would write.
     auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
     kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
-    const std::int32_t num_new = std::min(r->num_tokens() - hit.num_tokens, budget);
+    const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
     auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
     if (!slots) break;
     if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);

@@ -67,6 +67,9 @@ class Scheduler {
   kv::KvCacheManager& kv() { return kv_; }
 
  private:
+  // Tokens of `remaining` that one request may compute this step (the
+  // long-prefill threshold), before the step's budget applies.
+  std::int32_t prefill_cap(std::int32_t remaining) const;
   void schedule_running(SchedulerOutput& out, std::int32_t& budget);
   void admit_waiting(SchedulerOutput& out, std::int32_t& budget);
   void preempt(Request& r, SchedulerOutput& out, std::int32_t& budget);

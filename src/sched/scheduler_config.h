@@ -13,6 +13,11 @@ struct SchedulerConfig {
   std::int32_t max_num_seqs = 256;             // running sequences
   std::int32_t max_model_len = 4096;           // prompt + max_tokens per request
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // vLLM's --long-prefill-token-threshold: when > 0, one request's prefill
+  // chunk takes at most this many tokens of a step, so a long prompt spreads
+  // over several steps and the decodes beside it keep short steps (lower
+  // inter-token latency, later first token). 0: off.
+  std::int32_t long_prefill_token_threshold = 0;
 };
 
 // What a caller submits; the scheduler assigns the id.

@@ -92,6 +92,27 @@ TEST(Scheduler, DecodesKeepFlowingWhileAnOlderPromptIsChunked) {
   EXPECT_EQ(h.out[c].tokens, reference_output(prompt_of(200, 40), 2, 0, never_stop));
 }
 
+// --long-prefill-token-threshold: each prompt computes at most 5 tokens per
+// step even with budget to spare, decodes are unaffected, and the outputs
+// are those of the unchunked run.
+TEST(Scheduler, LongPrefillThresholdCapsEachPromptsChunk) {
+  SchedulerConfig c = cfg(64);
+  c.long_prefill_token_threshold = 5;
+  Harness h(c, kvc(32));
+  const auto pa = prompt_of(1, 12), pb = prompt_of(50, 3);
+  RequestId a = h.sched.add_request(spec(pa, 3, 0));
+  RequestId b = h.sched.add_request(spec(pb, 4, 1));
+  EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{a, 0, 5, false}, {b, 0, 3, true}}));
+  EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{b, 3, 1, true}, {a, 5, 5, false}}));
+  EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{b, 4, 1, true}, {a, 10, 2, true}}));
+  h.run_to_completion();
+  EXPECT_EQ(h.out[a].tokens, reference_output(pa, 3, 0, never_stop));
+  EXPECT_EQ(h.out[b].tokens, reference_output(pb, 4, 0, never_stop));
+  SchedulerConfig bad = cfg(8);
+  bad.long_prefill_token_threshold = -1;
+  EXPECT_THROW(Scheduler(bad, kvc(8)), Error);
+}
+
 TEST(Scheduler, PrefixHitsCountAsComputedOnAdmission) {
   for (bool caching : {true, false}) {
     Harness h(cfg(64), kvc(32, 4, caching));

@@ -80,6 +80,7 @@ struct SimParams {
   std::int32_t num_blocks;
   SchedulingPolicy policy;
   kv::BlockHashFn hash = nullptr;
+  std::int32_t long_prefill = 0;  // --long-prefill-token-threshold
 };
 
 // Output of one sequence, keyed by (arrival index, sample index).
@@ -96,7 +97,12 @@ void check_invariants(const Harness& h, const SchedulerOutput& plan, const Sched
   const Scheduler& s = h.sched;
   ASSERT_LE(plan.total_tokens, sc.max_num_batched_tokens);
   std::int32_t sum = 0;
-  for (const auto& r : plan.requests) sum += r.num_tokens();
+  for (const auto& r : plan.requests) {
+    sum += r.num_tokens();
+    if (sc.long_prefill_token_threshold > 0) {
+      ASSERT_LE(r.num_tokens(), sc.long_prefill_token_threshold);
+    }
+  }
   ASSERT_EQ(sum, plan.total_tokens);
   ASSERT_LE(static_cast<std::int32_t>(plan.requests.size()), sc.max_num_seqs);
   ASSERT_LE(s.num_running(), sc.max_num_seqs);
@@ -127,7 +133,7 @@ void check_invariants(const Harness& h, const SchedulerOutput& plan, const Sched
 }
 
 SimResult simulate(const Workload& w, const SimParams& p) {
-  const SchedulerConfig sc{32, 8, kMaxModelLen, p.policy};
+  const SchedulerConfig sc{32, 8, kMaxModelLen, p.policy, p.long_prefill};
   Harness h(sc, {p.num_blocks, 4, p.caching, p.hash}, stop_rule);
   SimResult res;
   std::map<RequestId, int> group_of;  // sequence id -> arrival index
@@ -203,6 +209,7 @@ TEST(SchedulerSimulation, InvariantsHoldAndOutputsMatchAcrossConfigs) {
       {"no caching, large pool", false, 256, SchedulingPolicy::kFcfs},
       {"priority, small pool", true, 24, SchedulingPolicy::kPriority},
       {"colliding hash, small pool", true, 24, SchedulingPolicy::kFcfs, &weak_hash},
+      {"long-prefill threshold 3, small pool", true, 24, SchedulingPolicy::kFcfs, nullptr, 3},
   };
   for (std::uint32_t seed : {1u, 2u, 3u}) {
     const Workload w = make_workload(seed, 3000);
