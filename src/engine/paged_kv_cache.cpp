@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-
 std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
 }  // namespace

@@ -8,7 +8,8 @@
 //   KvDtype::kI8   d int8 q, then ceil(d / 32) fp16 scales: element i is
 //                  scale[i / 32] * q[i], scale = max|x| / 127 of its group
 //                  (as Q8_0), |q| <= 127
-// so kv_head_bytes() equals kv::kv_row_bytes() of the sizing formula.
+// so kv_head_bytes() equals kv::kv_row_bytes() of the sizing formula
+// (tests/kv/kv_sizing_test.cpp checks that they agree).
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "kernels/kv_row.h"
 
 namespace folio::kv {
 namespace {
@@ -21,6 +22,18 @@ TEST(KvSizing, BytesPerTokenMatchesFormula) {
   EXPECT_EQ(kv_bytes_per_block(smollm, KvCacheDtype::kF16, 16), 368640);
   EXPECT_EQ(kv_blocks_for_budget(parse_byte_size("2GiB"), 368640), 5825);
   EXPECT_THROW(kv_row_bytes(63, KvCacheDtype::kInt4), Error);
+}
+
+// The sizing formula and the layout the caches actually store
+// (kernels/kv_row.h) agree for every type both know, full and partial groups.
+TEST(KvSizing, RowBytesMatchTheStoredLayout) {
+  using kernels::KvDtype;
+  for (std::int64_t d : {64, 80, 36, 128, 256}) {
+    const auto u = static_cast<std::size_t>(d);
+    EXPECT_EQ(kv_row_bytes(d, KvCacheDtype::kF32), static_cast<std::int64_t>(kernels::kv_head_bytes(KvDtype::kF32, u)));
+    EXPECT_EQ(kv_row_bytes(d, KvCacheDtype::kF16), static_cast<std::int64_t>(kernels::kv_head_bytes(KvDtype::kF16, u)));
+    EXPECT_EQ(kv_row_bytes(d, KvCacheDtype::kInt8), static_cast<std::int64_t>(kernels::kv_head_bytes(KvDtype::kI8, u)));
+  }
 }
 
 TEST(KvSizing, BudgetTooSmallIsAClearError) {
