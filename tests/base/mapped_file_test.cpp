@@ -1,6 +1,7 @@
 #include "base/mapped_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,7 +13,7 @@ namespace folio {
 namespace {
 
 TEST(MappedFile, MapsContents) {
-  const std::string path = ::testing::TempDir() + "/folio_mapped_file_test.bin";
+  const std::string path = ::testing::TempDir() + "/folio_mapped_file_test_" + std::to_string(::getpid()) + ".bin";
   { std::ofstream(path, std::ios::binary) << "hello"; }
   MappedFile f = MappedFile::open(path);
   ASSERT_EQ(f.size(), 5u);

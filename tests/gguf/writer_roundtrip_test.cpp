@@ -2,8 +2,10 @@
 // versions 2 and 3, custom alignments, tensor data placement. The writer's byte
 // encoding is also pinned against a file spelled out field by field.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -224,13 +226,15 @@ TEST(GgufWriter, WritesFiles) {
   GgufWriter w(2);
   w.add("general.architecture", MetaValue::string("test"));
   w.add_tensor("x", {4}, TensorType::F32, pattern(16, 9));
-  const std::string path = ::testing::TempDir() + "/folio_writer_test.gguf";
+  const std::string path =
+      ::testing::TempDir() + "/folio_writer_test_" + std::to_string(::getpid()) + ".gguf";
   w.write_file(path);
   const GgufFile f = GgufFile::open(path);
   EXPECT_EQ(f.version(), 2u);
   EXPECT_EQ(f.require_string("general.architecture"), "test");
   EXPECT_EQ(f.file_size(), w.to_bytes().size());
   EXPECT_THROW(w.write_file("/nonexistent-dir/x.gguf"), Error);
+  std::remove(path.c_str());
 }
 
 // Value::to_string is what `folio info --metadata` prints.

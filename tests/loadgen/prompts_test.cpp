@@ -2,6 +2,7 @@
 #include "loadgen/prompts.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -71,8 +72,11 @@ TEST(Prompts, RejectsBadConfig) {
   EXPECT_THROW(random_prompts(c), Error);
 }
 
+// ctest runs each test in its own process, in parallel: a file per test and process.
 std::string write_temp(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "loadgen_prompts_test.jsonl";
+  const std::string path = ::testing::TempDir() + "loadgen_prompts_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid()) + ".jsonl";
   std::ofstream(path) << text;
   return path;
 }
@@ -88,6 +92,7 @@ TEST(Prompts, DatasetTextAndIds) {
   EXPECT_EQ(all[1].prompt_tokens, 3);
   EXPECT_EQ(all[1].max_tokens, 16);
   EXPECT_EQ(dataset_prompts(path, 2, 16).size(), 2u);
+  std::remove(path.c_str());
 }
 
 TEST(Prompts, DatasetErrorsNameTheLine) {
@@ -102,7 +107,9 @@ TEST(Prompts, DatasetErrorsNameTheLine) {
     }
   }
   EXPECT_THROW(dataset_prompts("/nonexistent/x.jsonl", 10, 16), Error);
-  EXPECT_THROW(dataset_prompts(write_temp("\n\n"), 10, 16), Error);
+  const auto blank = write_temp("\n\n");
+  EXPECT_THROW(dataset_prompts(blank, 10, 16), Error);
+  std::remove(blank.c_str());
 }
 
 }  // namespace
