@@ -213,7 +213,7 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
       ASSERT_LE(std::abs(int{blocks[i].hi[j]}), 127);
     }
   }
-  // The int16 form holds the same values: q = 254 * hi + lo, same d and s.
+  // The int16 form holds the same values (in slot order): q = 254 * hi + lo, same d and s.
   std::vector<std::uint8_t> c(x.size() / 32 * sizeof(cpu::ActI16Block)), d(c.size());
   cpu::quantize_row_i16_32(x.data(), x.size(), c.data());
   cpu::avx2::quantize_row_i16_32(x.data(), x.size(), d.data());
@@ -223,7 +223,7 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].d), std::bit_cast<std::uint32_t>(blocks[i].d));
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].s), std::bit_cast<std::uint32_t>(blocks[i].s));
     for (int j = 0; j < 32; ++j) {
-      ASSERT_EQ(int{wide[i].q[j]}, cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
+      ASSERT_EQ(int{wide[i].q[cpu::i16_slot(j)]}, cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
     }
   }
 }

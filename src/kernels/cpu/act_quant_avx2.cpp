@@ -97,10 +97,14 @@ void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
       q[k] = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
       sum = _mm256_add_epi32(sum, q[k]);
     }
-    for (int k = 0; k < 2; ++k) {  // packs works per 128-bit lane: restore element order
+    // packs works per 128-bit lane: the permute restores element order and the
+    // shuffle puts each group of four in i16_slot order (x0, x2, x1, x3).
+    const __m256i slots = _mm256_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15,  //
+                                           0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+    for (int k = 0; k < 2; ++k) {
       const __m256i p = _mm256_packs_epi32(q[2 * k], q[2 * k + 1]);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(blocks[i].q + 16 * k),
-                          _mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)));
+                          _mm256_shuffle_epi8(_mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)), slots));
     }
     blocks[i].d = d;
     blocks[i].s = d * static_cast<float>(hsum_i32(sum));

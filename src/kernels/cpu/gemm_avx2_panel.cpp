@@ -23,7 +23,10 @@
 // int32, so every kernel variant below gives bit-identical results for the
 // same activation values. 16-bit activations:
 //   Q4_0, Q4_1, Q8_0: int16 activations (ActI16Block) times the weights
-//     widened to int16 with vpmaddwd (panel_q4_i16, panel_q8_i16).
+//     widened to int16 with vpmaddwd (panel_q4_i16, panel_q8_i16); each
+//     16-bit half of a row's 32-bit lane becomes one weight, so the products
+//     land in lane r directly (one accumulator per activation row, no spills
+//     at 4 rows, no horizontal adds).
 //   Q5_0, Q5_1: ActQ16Block (q_x = 254 * hi + lo); the quants are dotted
 //     with each int8 half in turn (reloaded from L1) and isum = 254 * isum_hi
 //     + isum_lo (the 254 folded into the hi half's widening madd). An int16
@@ -159,13 +162,6 @@ struct Tile {
     for (int c = 0; c < NC; ++c) acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
   }
 };
-
-// The int16 kernels keep rows 0-3 (lo) and 4-7 (hi) as pairs of partial sums
-// [r0 r0 r1 r1 | r2 r2 r3 r3]; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7] and the
-// permute restores r0..r7 (exact int32 adds).
-inline __m256i rows_from_pairs(__m256i lo, __m256i hi) {
-  return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
-}
 
 // Activation values of block i as int8 halves: one half for ActQ8Block, the
 // hi and lo halves of q = 254 * hi + lo for ActQ16Block.
@@ -325,12 +321,19 @@ void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   store_rows(tile.acc, NC, y, ldy, nr);
 }
 
-// Q8_0 against 16-bit activations held as int16 (ActI16Block): the weight
-// bytes are sign-extended to int16 once per chunk (rows 0-3 and 4-7) and
-// vpmaddwd multiplies them with a 4-value broadcast of the activation, so
-// each 16 products cost one multiply (the hi/lo int8 split costs four).
-// lo[c] holds rows 0-3 as pairs of partial sums, hi[c] rows 4-7; one hadd
-// and one permute per block put row r's sum in lane r.
+// The int16 kernels (16-bit activations, ActI16Block). A chunk's 32-bit lane
+// r holds weight row r's bytes b0..b3; each 16-bit half of the lane is
+// widened to one int16 weight, so a vector holds the pair (w_j, w_j+2) of
+// every row and vpmaddwd against a 32-bit broadcast of the activation pair
+// (x_j, x_j+2) adds that pair's products into lane r: row sums with no
+// horizontal step. ActI16Block stores q in that pair order (kI16Slot).
+inline __m256i bcast_pair(const std::int16_t* q) {
+  std::int32_t v;
+  std::memcpy(&v, q, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Q8_0: bytes b0, b2 sign-extended are elements 4t, 4t+2; b1, b3 are 4t+1, 4t+3.
 template <int NC>
 void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
@@ -340,32 +343,27 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
-    __m256i lo[NC], hi[NC];
-    for (int c = 0; c < NC; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+    __m256i sum[NC];
+    for (int c = 0; c < NC; ++c) sum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 1  // see q4_chunks
     for (int t = 0; t < 8; ++t) {
-      const __m256i w03 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t)));
-      const __m256i w47 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t + 16)));
+      const __m256i raw = load32(q + 32 * t);
+      const __m256i w02 = _mm256_srai_epi16(_mm256_slli_epi16(raw, 8), 8);
+      const __m256i w13 = _mm256_srai_epi16(raw, 8);
       for (int c = 0; c < NC; ++c) {
-        std::int64_t v;
-        std::memcpy(&v, xb[c][i].q + 4 * t, 8);
-        const __m256i xv = _mm256_set1_epi64x(v);
-        lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(w03, xv));
-        hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(w47, xv));
+        const std::int16_t* xq = xb[c][i].q + 4 * t;
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(w02, bcast_pair(xq)));
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(w13, bcast_pair(xq + 2)));
       }
     }
-    __m256i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = rows_from_pairs(lo[c], hi[c]);
     tile.add_block(i, load_fp16x8(g), sum);
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }
 
-// Q4_0 / Q4_1 against 16-bit activations held as int16 (ActI16Block): the
-// weight bytes of rows 0-3 and 4-7 are zero-extended to int16 once per chunk
-// (low nibble = v & 15, high nibble = v >> 4) and vpmaddwd multiplies them
-// with 4-value activation broadcasts. Same number of multiplies as the int8
-// hi/lo split but fewer adds and broadcasts: ~5-12 % faster (kernels_bench).
+// Q4_0 / Q4_1: the low nibbles of b0, b2 are elements 4t, 4t+2 and of b1, b3
+// 4t+1, 4t+3; the high nibbles are the same elements + 16. One load and
+// seven shifts/ands per chunk give the four int16 weight vectors.
 template <bool kHasMin, int NC>
 void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
@@ -377,36 +375,24 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kScaleBytes;
-    __m256i lo[NC], hi[NC];
-    for (int c = 0; c < NC; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+    __m256i sum[NC];
+    for (int c = 0; c < NC; ++c) sum[c] = _mm256_setzero_si256();
 #pragma GCC unroll 1  // see q4_chunks
     for (int t = 0; t < 4; ++t) {
-      const __m256i v03 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t)));
-      const __m256i v47 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 32 * t + 16)));
-      {
-        const __m256i a = _mm256_and_si256(v03, m4), b = _mm256_and_si256(v47, m4);
-        for (int c = 0; c < NC; ++c) {
-          std::int64_t v;
-          std::memcpy(&v, xb[c][i].q + 4 * t, 8);
-          const __m256i xv = _mm256_set1_epi64x(v);
-          lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(a, xv));
-          hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(b, xv));
-        }
-      }
-      {
-        const __m256i a = _mm256_srli_epi16(v03, 4), b = _mm256_srli_epi16(v47, 4);
-        for (int c = 0; c < NC; ++c) {
-          std::int64_t v;
-          std::memcpy(&v, xb[c][i].q + 16 + 4 * t, 8);
-          const __m256i xv = _mm256_set1_epi64x(v);
-          lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(a, xv));
-          hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(b, xv));
-        }
+      const __m256i raw = load32(q + 32 * t);
+      const __m256i w02 = _mm256_and_si256(raw, m4);
+      const __m256i w13 = _mm256_and_si256(_mm256_srli_epi16(raw, 8), m4);
+      const __m256i h02 = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      const __m256i h13 = _mm256_srli_epi16(raw, 12);
+      for (int c = 0; c < NC; ++c) {
+        const std::int16_t* xq = xb[c][i].q + 4 * t;
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(w02, bcast_pair(xq)));
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(w13, bcast_pair(xq + 2)));
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(h02, bcast_pair(xq + 16)));
+        sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(h13, bcast_pair(xq + 18)));
       }
     }
     const __m256 d = load_fp16x8(g);
-    __m256i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = rows_from_pairs(lo[c], hi[c]);
     tile.add_block(i, d, sum);
     tile.add_min(i, kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
   }

@@ -65,13 +65,17 @@ struct ActQ16Block {
 static_assert(sizeof(ActQ16Block) == 72);
 
 // The same 16-bit values as ActQ16Block (identical d, q and s), stored as
-// int16 for the kernels that multiply 16-bit lanes directly (vpmaddwd).
+// int16 for the kernels that multiply 16-bit lanes directly (vpmaddwd). Each
+// group of four values is stored in the order x0, x2, x1, x3 (value j at
+// q[i16_slot(j)]): the panel kernels multiply the pairs (x_j, x_j+2) that one
+// 32-bit load then gives.
 struct ActI16Block {
   float d;
   float s;
   std::int16_t q[32];
 };
 static_assert(sizeof(ActI16Block) == 72);
+constexpr int i16_slot(int j) { return (j & ~3) | ((j & 1) << 1) | ((j >> 1) & 1); }
 
 // Converts one row of `cols` floats into the activation format.
 using QuantizeRowFn = void (*)(const float* x, std::size_t cols, void* out);

@@ -251,7 +251,7 @@ void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
     ActI16Block& b = blocks[i];
     int q[32];
     const int sum = quantize_block_16(x + 32 * i, b.d, q);
-    for (int j = 0; j < 32; ++j) b.q[j] = static_cast<std::int16_t>(q[j]);
+    for (int j = 0; j < 32; ++j) b.q[i16_slot(j)] = static_cast<std::int16_t>(q[j]);
     b.s = b.d * static_cast<float>(sum);
   }
 }
