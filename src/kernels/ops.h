@@ -29,6 +29,8 @@ void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_sc
                  float* cos_out, float* sin_out);
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
                 const float* cos_v, const float* sin_v, bool neox);
+void rope_apply_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+                    const float* cos_v, const float* sin_v, bool neox);
 
 // out = silu(gate) * up
 void swiglu(const float* gate, const float* up, std::size_t n, float* out);

@@ -39,13 +39,14 @@ void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
 
 struct Ops {
   decltype(&kernels::rmsnorm) rmsnorm;
-  decltype(&kernels::rope) rope;
+  decltype(&kernels::rope_apply) rope_apply;
   decltype(&kernels::swiglu) swiglu;
   decltype(&kernels::attention_rows) attention_rows;
 };
 
-constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope, kernels::swiglu, kernels::attention_rows};
-constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_ref, kernels::swiglu_ref,
+constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope_apply, kernels::swiglu,
+                       kernels::attention_rows};
+constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_apply_ref, kernels::swiglu_ref,
                       attention_rows_ref};
 
 // Query rows per attention call: consecutive positions of one sequence (a
@@ -104,6 +105,15 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
   const std::size_t n = batch.size(), d = config_.n_embd;
   ws.x.resize(n * d);
   for (std::size_t t = 0; t < n; ++t) weights_.tok_embd.lookup(batch.tokens[t], &ws.x[t * d]);
+  // RoPE angles of each token, once for q and k of every layer (they share
+  // base and scaling): cos then sin, n_rot / 2 values each.
+  const std::size_t rot = config_.n_rot;
+  ws.rope.resize(n * rot);
+  for_rows(pool, n, [&](std::size_t t) {
+    kernels::rope_angles(static_cast<std::size_t>(batch.positions[t]), rot,
+                         static_cast<float>(config_.rope_freq_base), rope_freq_scale_,
+                         &ws.rope[t * rot], &ws.rope[t * rot + rot / 2]);
+  });
   lap(ws.times.lm_head);
   for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
     attention_block(l, batch, kv, ws, pool);
@@ -124,7 +134,6 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   const std::size_t n = batch.size(), d = config_.n_embd, hd = config_.head_dim_k;
   const std::size_t q_dim = lc.n_head * hd, kv_dim = lc.n_head_kv * hd;
   const float eps = static_cast<float>(config_.norm_eps);
-  const auto base = static_cast<float>(config_.rope_freq_base);
 
   ws.h.resize(n * d);
   for_rows(pool, n, [&](std::size_t t) {
@@ -136,12 +145,11 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   linear(w.wq, ws.h.data(), n, ws.q.data(), pool);
   linear(w.wk, ws.h.data(), n, ws.k.data(), pool);
   linear(w.wv, ws.h.data(), n, ws.v.data(), pool);
+  const std::size_t rot = config_.n_rot;
   for_rows(pool, n, [&](std::size_t t) {
-    const auto pos = static_cast<std::size_t>(batch.positions[t]);
-    op.rope(&ws.q[t * q_dim], lc.n_head, hd, config_.n_rot, pos, base, rope_freq_scale_,
-            traits_.rope_neox);
-    op.rope(&ws.k[t * kv_dim], lc.n_head_kv, hd, config_.n_rot, pos, base, rope_freq_scale_,
-            traits_.rope_neox);
+    const float* cs = &ws.rope[t * rot];
+    op.rope_apply(&ws.q[t * q_dim], lc.n_head, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
+    op.rope_apply(&ws.k[t * kv_dim], lc.n_head_kv, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
   });
   for (std::size_t t = 0; t < n; ++t) {
     kv.store(layer, batch.seq_ids[t], static_cast<std::size_t>(batch.positions[t]),

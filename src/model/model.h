@@ -53,6 +53,7 @@ struct ForwardTimes {
 // that calls forward().
 struct Workspace {
   std::vector<float> x, h, q, k, v, att, gate, up, rows, logits;
+  std::vector<float> rope;                          // per token: cos, sin of its RoPE angles
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
   std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
   std::vector<std::size_t> extent;                  // per sequence: positions to fetch

@@ -22,13 +22,19 @@ void rope_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t r
   const std::size_t half = rot_dim / 2;
   std::vector<float> c(half), s(half);
   rope_angles(pos, rot_dim, base, freq_scale, c.data(), s.data());
+  rope_apply_ref(x, n_heads, head_dim, rot_dim, c.data(), s.data(), neox);
+}
+
+void rope_apply_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
+                    const float* cos_v, const float* sin_v, bool neox) {
+  const std::size_t half = rot_dim / 2;
   for (std::size_t h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;
     for (std::size_t i = 0; i < half; ++i) {
       const std::size_t a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
       const double x0 = v[a], x1 = v[b];
-      v[a] = static_cast<float>(x0 * c[i] - x1 * s[i]);
-      v[b] = static_cast<float>(x0 * s[i] + x1 * c[i]);
+      v[a] = static_cast<float>(x0 * cos_v[i] - x1 * sin_v[i]);
+      v[b] = static_cast<float>(x0 * sin_v[i] + x1 * cos_v[i]);
     }
   }
 }
