@@ -3,9 +3,9 @@
 // One JSON report is computed (architecture, tokenizer, tensor types,
 // parameter and weight totals, KV-cache sizes); `--json` prints it, otherwise
 // it is rendered as text. KV bytes per token = sum over layers of
-// n_head_kv * (head_dim_k + head_dim_v) elements (K and V), times the element
-// size of the cache dtype: f16 2 bytes, int8 1, int4 0.5. Quantized caches
-// also store per-block scales, which are extra and not counted here.
+// n_head_kv head rows of K and of V, each of the size the cache stores
+// (kv::kv_row_bytes: f16 2 bytes a value; int8 1 byte a value plus an f16
+// scale per 32), for the dtypes --kv-cache-dtype serves.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -20,6 +20,7 @@
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu_features.h"
+#include "kv/kv_sizing.h"
 #include "model/config.h"
 #include "model/model.h"
 
@@ -37,16 +38,19 @@ struct InfoArgs {
   bool metadata = false;
 };
 
-// KV cache dtypes: name, bytes per element as a fraction num/den, and whether scales are extra.
+// The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
 struct KvDtype {
   const char* name;
-  std::uint64_t num, den;
-  bool scales_extra;
+  kv::KvCacheDtype dtype;
 };
-constexpr KvDtype kKvDtypes[] = {{"f16", 2, 1, false}, {"int8", 1, 1, true}, {"int4", 1, 2, true}};
+constexpr KvDtype kKvDtypes[] = {{"f16", kv::KvCacheDtype::kF16}, {"int8", kv::KvCacheDtype::kInt8}};
 
-std::uint64_t kv_bytes(std::uint64_t elements, const KvDtype& d) {
-  return (elements * d.num + d.den - 1) / d.den;  // elements < 2^60 here (checked by the caller)
+// Bytes of `elements` K/V values, which are whole (K row, V row) pairs of heads.
+std::uint64_t kv_bytes(std::uint64_t elements, const model::ModelConfig& c, const KvDtype& d) {
+  const std::uint64_t pair = std::uint64_t{c.head_dim_k} + c.head_dim_v;
+  const auto pair_bytes = static_cast<std::uint64_t>(kv::kv_row_bytes(c.head_dim_k, d.dtype) +
+                                                     kv::kv_row_bytes(c.head_dim_v, d.dtype));
+  return elements / pair * pair_bytes;  // elements < 2^60 and pair_bytes <= 2 pair: no overflow
 }
 
 std::string human(double bytes) {
@@ -154,14 +158,13 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
     throw Error("the KV cache for --max-model-len " + std::to_string(len) + " x --num-seqs " +
                 std::to_string(a.num_seqs) + " is too large to compute");
   }
-  Json per = Json::object(), total = Json::object(), win = Json::object(), scales = Json::object();
+  Json per = Json::object(), total = Json::object(), win = Json::object();
   for (const KvDtype& d : kKvDtypes) {
-    per[d.name] = kv_bytes(per_token, d);
-    total[d.name] = kv_bytes(full, d);
-    win[d.name] = kv_bytes(windowed, d);
-    scales[d.name] = d.scales_extra;
+    per[d.name] = kv_bytes(per_token, c, d);
+    total[d.name] = kv_bytes(full, c, d);
+    win[d.name] = kv_bytes(windowed, c, d);
   }
-  Json kv = {{"elements_per_token", per_token}, {"bytes_per_token", per}, {"scales_extra", scales},
+  Json kv = {{"elements_per_token", per_token}, {"bytes_per_token", per},
              {"max_model_len", len}, {"num_seqs", a.num_seqs}, {"full_bytes", total}};
   if (c.n_sliding_layers() > 0) {
     // Once a sequence is longer than the window, only the global layers grow.
@@ -170,7 +173,7 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
       if (!l.sliding) global += std::uint64_t{l.n_head_kv} * (std::uint64_t{c.head_dim_k} + c.head_dim_v);
     }
     Json beyond = Json::object();
-    for (const KvDtype& d : kKvDtypes) beyond[d.name] = kv_bytes(global, d);
+    for (const KvDtype& d : kKvDtypes) beyond[d.name] = kv_bytes(global, c, d);
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
@@ -219,14 +222,13 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   return r;
 }
 
-// "f16 23040 B | int8 11520 B + scales | ..." for one json object of byte counts.
-std::string kv_line(const Json& bytes, const Json& scales, bool exact) {
+// "f16 23040 B | int8 12240 B" for one json object of byte counts.
+std::string kv_line(const Json& bytes, bool exact) {
   std::string out;
   for (const KvDtype& d : kKvDtypes) {
     const auto b = bytes[d.name].get<std::uint64_t>();
     if (!out.empty()) out += " | ";
     out += std::string(d.name) + " " + (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
-    if (scales[d.name].get<bool>()) out += " + scales";
   }
   return out;
 }
@@ -300,15 +302,15 @@ void print_text(const Json& r) {
   if (r.contains("kv_cache")) {
     const Json& kv = r["kv_cache"];
     std::printf("KV cache (K+V, all layers):\n  per token: %s\n",
-                kv_line(kv["bytes_per_token"], kv["scales_extra"], true).c_str());
+                kv_line(kv["bytes_per_token"], true).c_str());
     const auto seqs = kv["num_seqs"].get<unsigned long long>();
     std::printf("  %llu tokens x %llu seq%s: %s\n", kv["max_model_len"].get<unsigned long long>(), seqs,
-                seqs == 1 ? "" : "s", kv_line(kv["full_bytes"], kv["scales_extra"], false).c_str());
+                seqs == 1 ? "" : "s", kv_line(kv["full_bytes"], false).c_str());
     if (kv.contains("windowed_bytes")) {
       std::printf("  with the sliding window capping local layers: %s\n",
-                  kv_line(kv["windowed_bytes"], kv["scales_extra"], false).c_str());
+                  kv_line(kv["windowed_bytes"], false).c_str());
       std::printf("  per token beyond the window (global layers only): %s\n",
-                  kv_line(kv["bytes_per_token_beyond_window"], kv["scales_extra"], true).c_str());
+                  kv_line(kv["bytes_per_token_beyond_window"], true).c_str());
     }
   }
 }

@@ -68,6 +68,11 @@ class Reference:
     def kv_elements_per_token(self):
         return self.layers * self.kv_heads * (self.head_dim_k + self.head_dim_v)
 
+    def int8_bytes(self, elements):
+        # int8 rows: a byte a value plus an f16 scale per 32 values (kv_sizing.h).
+        row = lambda d: d + 2 * -(-d // 32)  # noqa: E731
+        return elements // (self.head_dim_k + self.head_dim_v) * (row(self.head_dim_k) + row(self.head_dim_v))
+
     def histogram(self):
         h = collections.defaultdict(lambda: {"count": 0, "parameters": 0, "bytes": 0})
         for t in self.tensors:
@@ -116,8 +121,7 @@ def test_kv_cache_per_token(case):
     kv = info["kv_cache"]
     elems = ref.kv_elements_per_token()
     assert kv["elements_per_token"] == elems
-    assert kv["bytes_per_token"] == {"f16": 2 * elems, "int8": elems, "int4": elems // 2}
-    assert kv["scales_extra"] == {"f16": False, "int8": True, "int4": True}
+    assert kv["bytes_per_token"] == {"f16": 2 * elems, "int8": ref.int8_bytes(elems)}
     assert kv["max_model_len"] == ref.context and kv["num_seqs"] == 1
     assert kv["full_bytes"]["f16"] == 2 * elems * ref.context
 
@@ -160,7 +164,8 @@ def test_max_model_len_and_num_seqs():
     info = folio_json(model("smollm2"), "--max-model-len", "1000", "--num-seqs", "3")
     kv = info["kv_cache"]
     assert (kv["max_model_len"], kv["num_seqs"]) == (1000, 3)
-    assert kv["full_bytes"] == {"f16": 23040 * 3000, "int8": 11520 * 3000, "int4": 5760 * 3000}
+    # int8: 30 layers x 3 heads x 2 rows x (64 + 2 scales of 2 bytes) = 12240 B a token.
+    assert kv["full_bytes"] == {"f16": 23040 * 3000, "int8": 12240 * 3000}
 
 
 def test_gemma3_sliding_window_caps_local_layers():
@@ -176,13 +181,13 @@ def test_gemma3_sliding_window_caps_local_layers():
     assert kv["full_bytes"]["f16"] == 2 * ref.kv_elements_per_token() * 4096 * 2
     assert kv["windowed_bytes"]["f16"] < kv["full_bytes"]["f16"]
     global_elems = is_global.count(True) * per_layer
-    assert kv["bytes_per_token_beyond_window"] == {"f16": 2 * global_elems, "int8": global_elems,
-                                                   "int4": global_elems // 2}
+    assert kv["bytes_per_token_beyond_window"] == {"f16": 2 * global_elems,
+                                                   "int8": ref.int8_bytes(global_elems)}
 
 
 def test_text_output_and_metadata_only_when_asked():
     text = folio_info(model("smollm2"))
-    assert "per token: f16 23040 B" in text
+    assert "per token: f16 23040 B | int8 12240 B" in text
     assert "llama" in text and "30" in text
     assert "tokenizer.ggml.merges" not in text
     with_md = folio_info(model("smollm2"), "--metadata")
