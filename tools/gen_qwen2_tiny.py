@@ -16,7 +16,11 @@ against HF `transformers` without any downloaded model:
     qwen2.vocab_size when tokenizer.ggml.tokens is absent;
   * runs HF (float32, eager attention) on a few fixed random id sequences and
     writes every position's full logits to tests/data/model/qwen2-tiny.json
-    (rounded to 7 significant digits).
+    (rounded to 7 significant digits);
+  * does it all again with YaRN RoPE scaling (factor 4 over an original
+    context of 64; the same weights and ids) as qwen2-yarn-tiny.{gguf,json},
+    with the GGUF keys llama.cpp's converter writes for it
+    (rope.scaling.type/factor/original_context_length).
 
 Deterministic and re-runnable:
   .venv/bin/python tools/gen_qwen2_tiny.py
@@ -48,10 +52,19 @@ KV_HEADS = 2
 CTX = 256
 ROPE_THETA = 10000.0
 EPS = 1e-6
-SEQ_LENGTHS = (24, 40, 7)  # one prefill each in the test, and all together as a ragged batch
+SEQ_LENGTHS = (24, 40, 7, 120)  # one prefill each in the test, and all together as a ragged batch
+YARN_FACTOR = 4.0
+YARN_ORIGINAL_CTX = 64  # the 120-token case runs past it
+
+# stem -> HF rope_parameters
+VARIANTS = {
+    STEM: {"rope_type": "default", "rope_theta": ROPE_THETA},
+    "qwen2-yarn-tiny": {"rope_type": "yarn", "rope_theta": ROPE_THETA, "factor": YARN_FACTOR,
+                        "original_max_position_embeddings": YARN_ORIGINAL_CTX},
+}
 
 
-def build_model() -> Qwen2ForCausalLM:
+def build_model(rope_parameters: dict) -> Qwen2ForCausalLM:
     config = Qwen2Config(
         vocab_size=VOCAB,
         hidden_size=HIDDEN,
@@ -60,7 +73,7 @@ def build_model() -> Qwen2ForCausalLM:
         num_attention_heads=HEADS,
         num_key_value_heads=KV_HEADS,
         max_position_embeddings=CTX,
-        rope_parameters={"rope_type": "default", "rope_theta": ROPE_THETA},
+        rope_parameters=dict(rope_parameters),
         rms_norm_eps=EPS,
         tie_word_embeddings=False,
         use_sliding_window=False,
@@ -102,10 +115,10 @@ def f32(t: torch.Tensor) -> np.ndarray:
     return t.detach().to(torch.float32).numpy()
 
 
-def write_gguf(model: Qwen2ForCausalLM, path: Path) -> None:
+def write_gguf(model: Qwen2ForCausalLM, path: Path, stem: str, rope: dict) -> None:
     sd = model.state_dict()
     w = gguf.GGUFWriter(str(path), "qwen2")  # writes general.architecture
-    w.add_name("qwen2-tiny (random weights, tools/gen_qwen2_tiny.py)")
+    w.add_name(f"{stem} (random weights, tools/gen_qwen2_tiny.py)")
     w.add_vocab_size(VOCAB)
     w.add_context_length(CTX)
     w.add_embedding_length(HIDDEN)
@@ -115,6 +128,10 @@ def write_gguf(model: Qwen2ForCausalLM, path: Path) -> None:
     w.add_head_count_kv(KV_HEADS)
     w.add_layer_norm_rms_eps(EPS)
     w.add_rope_freq_base(ROPE_THETA)
+    if rope["rope_type"] == "yarn":
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(rope["factor"])
+        w.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
 
     # Matrices: HF Linear weight [out, in] is GGUF dims {in, out}, same bytes.
@@ -151,10 +168,16 @@ def main() -> None:
     torch.use_deterministic_algorithms(True)
     OUT.mkdir(parents=True, exist_ok=True)
 
-    model = build_model()
+    for stem, rope in VARIANTS.items():
+        write_variant(stem, rope)
+
+
+@torch.no_grad()
+def write_variant(stem: str, rope: dict) -> None:
+    model = build_model(rope)
     for name, p in model.named_parameters():  # all weights random, none left at HF's init
         assert torch.count_nonzero(p) == p.numel(), name
-    write_gguf(model, OUT / f"{STEM}.gguf")
+    write_gguf(model, OUT / f"{stem}.gguf", stem, rope)
 
     rng = np.random.default_rng(7)
     cases = []
@@ -170,16 +193,17 @@ def main() -> None:
 
     meta = {
         "generator": "tools/gen_qwen2_tiny.py",
-        "model": f"{STEM}.gguf",
+        "model": f"{stem}.gguf",
+        "rope_parameters": rope,
         "vocab_size": VOCAB,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "gguf": importlib.metadata.version("gguf"),
         "cases": cases,
     }
-    (OUT / f"{STEM}.json").write_text(json.dumps(meta, separators=(",", ":")) + "\n")
-    size = (OUT / f"{STEM}.gguf").stat().st_size
-    print(f"wrote {STEM}.gguf ({size} bytes) and {STEM}.json ({len(cases)} cases)")
+    (OUT / f"{stem}.json").write_text(json.dumps(meta, separators=(",", ":")) + "\n")
+    size = (OUT / f"{stem}.gguf").stat().st_size
+    print(f"wrote {stem}.gguf ({size} bytes) and {stem}.json ({len(cases)} cases)")
 
 
 if __name__ == "__main__":

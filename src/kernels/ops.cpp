@@ -34,6 +34,15 @@ void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_sc
   }
 }
 
+void rope_angles_table(std::size_t pos, const float* inv_freq, std::size_t half, float mscale,
+                       float* cos_out, float* sin_out) {
+  for (std::size_t i = 0; i < half; ++i) {
+    const float theta = static_cast<float>(pos) * inv_freq[i];
+    cos_out[i] = static_cast<float>(std::cos(static_cast<double>(theta))) * mscale;
+    sin_out[i] = static_cast<float>(std::sin(static_cast<double>(theta))) * mscale;
+  }
+}
+
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
                 const float* cos_v, const float* sin_v, bool neox) {
   if (use_avx2()) return cpu::avx2::rope_apply(x, n_heads, head_dim, rot_dim, cos_v, sin_v, neox);

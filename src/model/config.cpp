@@ -123,7 +123,17 @@ void read_rope(const Keys& k, ModelConfig& c) {
   }
   s.original_context = k.get_uint("rope.scaling.original_context_length").value_or(0);
   s.attn_factor = f.get_float(k.key("rope.scaling.attn_factor")).value_or(1.0);
+  s.beta_fast = f.get_float(k.key("rope.scaling.yarn_beta_fast")).value_or(32.0);
+  s.beta_slow = f.get_float(k.key("rope.scaling.yarn_beta_slow")).value_or(1.0);
   if (!(s.factor > 0.0)) k.fail("rope.scaling.factor", "= " + std::to_string(s.factor) + " must be positive");
+  if (!(s.beta_fast > s.beta_slow && s.beta_slow > 0.0)) {
+    k.fail("rope.scaling.yarn_beta_fast", "and yarn_beta_slow must satisfy beta_fast > beta_slow > 0");
+  }
+  // YaRN variants folio does not implement: refuse rather than compute another function.
+  for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor",
+                          "rope.scaling.yarn_log_multiplier"}) {
+    if (f.find(k.key(key)) != nullptr) k.fail(key, "is set; this YaRN variant is not supported yet");
+  }
 }
 
 void read_heads(const Keys& k, ModelConfig& c) {

@@ -22,6 +22,8 @@ struct RopeScaling {
   double factor = 1.0;              // <arch>.rope.scaling.factor (or legacy rope.scale_linear)
   std::uint64_t original_context = 0;  // <arch>.rope.scaling.original_context_length (0 = unset)
   double attn_factor = 1.0;         // <arch>.rope.scaling.attn_factor
+  double beta_fast = 32.0;          // <arch>.rope.scaling.yarn_beta_fast (YaRN)
+  double beta_slow = 1.0;           // <arch>.rope.scaling.yarn_beta_slow (YaRN)
 };
 
 // What differs between layers. Uniform models have identical entries.

@@ -106,13 +106,12 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
   ws.x.resize(n * d);
   for (std::size_t t = 0; t < n; ++t) weights_.tok_embd.lookup(batch.tokens[t], &ws.x[t * d]);
   // RoPE angles of each token, once for q and k of every layer (they share
-  // base and scaling): cos then sin, n_rot / 2 values each.
+  // the frequency table): cos then sin, n_rot / 2 values each.
   const std::size_t rot = config_.n_rot;
   ws.rope.resize(n * rot);
   for_rows(pool, n, [&](std::size_t t) {
-    kernels::rope_angles(static_cast<std::size_t>(batch.positions[t]), rot,
-                         static_cast<float>(config_.rope_freq_base), rope_freq_scale_,
-                         &ws.rope[t * rot], &ws.rope[t * rot + rot / 2]);
+    kernels::rope_angles_table(static_cast<std::size_t>(batch.positions[t]), rope_.inv_freq.data(),
+                               rot / 2, rope_.mscale, &ws.rope[t * rot], &ws.rope[t * rot + rot / 2]);
   });
   lap(ws.times.lm_head);
   for (std::size_t l = 0; l < weights_.layers.size(); ++l) {

@@ -30,14 +30,6 @@ const Family& find_family(const std::string& arch) {
   throw Error("architecture '" + arch + "' is not supported yet (supported: " + names + ")");
 }
 
-float rope_freq_scale(const ModelConfig& c) {
-  const RopeScaling& s = c.rope_scaling;
-  if (s.type == "none" || s.factor == 1.0) return 1.0f;
-  if (s.type == "linear") return static_cast<float>(1.0 / s.factor);
-  throw Error("model '" + c.name + "': RoPE scaling '" + s.type +
-              "' is not supported yet (supported: none, linear)");
-}
-
 }  // namespace
 
 Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
@@ -51,7 +43,7 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   m.traits_ = family.traits;
   m.precision_ = options.precision;
   m.activation_bits_ = options.activation_bits;
-  m.rope_freq_scale_ = rope_freq_scale(m.config_);
+  m.rope_ = rope_table(m.config_);
   WeightLoader loader(file, options.precision);
   m.weights_ = family.load(loader, m.config_);
   m.repacked_ = loader.repacked();

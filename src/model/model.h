@@ -29,6 +29,7 @@
 #include "model/config.h"
 #include "model/decoder_weights.h"
 #include "model/kv_cache.h"
+#include "model/rope_table.h"
 #include "model/weights.h"
 
 namespace folio::model {
@@ -97,7 +98,7 @@ class Model {
   Precision precision_ = Precision::kFast;
   kernels::ActivationBits activation_bits_ = kernels::ActivationBits::k16;
   DecoderWeights weights_;
-  float rope_freq_scale_ = 1.0f;
+  RopeTable rope_;
   std::size_t repacked_ = 0;
   std::size_t repacked_bytes_ = 0;
 };

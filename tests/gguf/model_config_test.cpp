@@ -156,6 +156,8 @@ TEST(ModelConfig, ErrorsNameTheKey) {
   expect_error(toy({{"toy.attention.head_count_kv", u32(3)}}), "'toy.attention.head_count_kv' (layer 0: 3) does not divide the head count 8");
   expect_error(toy({{"toy.rope.dimension_count", u32(9)}}), "'toy.rope.dimension_count' = 9 exceeds the head size 8");
   expect_error(toy({{"toy.rope.scaling.factor", MetaValue::f32(0.0f)}}), "'toy.rope.scaling.factor' = 0.000000 must be positive");
+  expect_error(toy({{"toy.rope.scaling.yarn_beta_fast", MetaValue::f32(0.5f)}}), "'toy.rope.scaling.yarn_beta_fast' and yarn_beta_slow must satisfy");
+  expect_error(toy({{"toy.rope.scaling.yarn_ext_factor", MetaValue::f32(0.5f)}}), "'toy.rope.scaling.yarn_ext_factor' is set; this YaRN variant is not supported yet");
   auto w = [](std::int64_t n) { return toy({{"toy.block_count", u32(n)}}, {"toy.block_count"}); };
   expect_error(w(0), "'toy.block_count' = 0 is not between 1 and 65536");
   expect_error(w(4000000000), "'toy.block_count' = 4000000000 is not between 1 and 65536");

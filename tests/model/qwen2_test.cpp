@@ -4,10 +4,13 @@
 // tests/data/model/qwen2-tiny.{gguf,json} come from tools/gen_qwen2_tiny.py:
 // a 2-layer random model (vocab 128, d 64, ff 96, 4 heads, 2 KV heads, F16
 // matrices, nonzero random q/k/v biases, norms around 1) and HF's fp32 logits
-// at every position of three random id sequences (24, 40 and 7 tokens). HF ran
-// on the same f16-rounded weights, so only arithmetic differs. A missing bias,
-// the llama (adjacent-pair) RoPE convention or permuted Q/K rows move the
-// logits by O(1), far outside the bounds below. The test runs in milliseconds.
+// at every position of four random id sequences (24, 40, 7 and 120 tokens). HF
+// ran on the same f16-rounded weights, so only arithmetic differs. A missing
+// bias, the llama (adjacent-pair) RoPE convention or permuted Q/K rows move the
+// logits by O(1), far outside the bounds below. qwen2-yarn-tiny is the same
+// model and ids with YaRN RoPE scaling (factor 4, original context 64), which
+// checks folio's YaRN frequency table and cos/sin scaling against HF's. The
+// tests run in milliseconds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,12 +31,14 @@
 namespace folio {
 namespace {
 
-// Measured (x86-64 AVX2, Release, pool of 2) over all 71 x 128 logits, whose
-// magnitude is up to 9.25, and which the JSON stores to 7 significant digits
-// (<= 5e-7 rounding):
-//   reference precision (f32 weights, scalar f64-accumulating ops): 8.3e-6
-//   fast precision (F16 weights x f32 activations via F16C, SIMD ops): 8.8e-6
-// i.e. ~1e-6 relative, fp32 noise. Both bounds keep ~6x headroom. For scale
+// Measured (x86-64 AVX2, Release, pool of 2) over all 191 x 128 logits, whose
+// magnitude is up to 9.7 (10.3 with YaRN), and which the JSON stores to 7
+// significant digits (<= 5e-7 rounding):
+//   reference precision (f32 weights, scalar f64-accumulating ops): 1.03e-5, YaRN 1.14e-5
+//   fast precision (F16 weights x f32 activations via F16C, SIMD ops): 1.07e-5, YaRN 1.31e-5
+// i.e. ~1e-6 relative, fp32 noise. The bounds keep ~4x headroom. YaRN
+// computed with f64 frequencies instead of HF's f32 operations gave 2.5e-5;
+// YaRN without its cos/sin scaling, 2.98. For scale
 // (HF on modified weights): dropping the q, k or v bias moves the logits by
 // 4.5, 3.2, 8.4; llama's adjacent-pair RoPE on these rows by 9.4.
 constexpr double kRefMaxAbs = 5e-5;
@@ -44,7 +49,9 @@ std::string source_dir() {
   return env != nullptr && *env != '\0' ? env : FOLIO_SOURCE_DIR;
 }
 
-std::string data_path(const std::string& file) { return source_dir() + "/tests/data/model/" + file; }
+std::string data_path(const std::string& file) {
+  return source_dir() + "/tests/data/model/" + file;
+}
 
 struct Case {
   std::string name;
@@ -57,47 +64,56 @@ struct Reference {
   std::vector<Case> cases;
 };
 
-const Reference& reference() {
-  static const Reference r = [] {
-    const std::string path = data_path("qwen2-tiny.json");
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path + " (run tools/gen_qwen2_tiny.py)");
-    const nlohmann::json j = nlohmann::json::parse(in);
-    Reference out;
-    out.vocab = j.at("vocab_size");
-    for (const auto& jc : j.at("cases")) {
-      Case c;
-      c.name = jc.at("name");
-      c.ids = jc.at("ids").get<std::vector<model::TokenId>>();
-      for (const auto& row : jc.at("logits")) {
-        const auto v = row.get<std::vector<float>>();
-        if (v.size() != out.vocab) throw std::runtime_error(c.name + ": logits row is not vocab-sized");
-        c.logits.insert(c.logits.end(), v.begin(), v.end());
-      }
-      if (c.logits.size() != c.ids.size() * out.vocab) {
-        throw std::runtime_error(c.name + ": one logits row per id expected");
-      }
-      out.cases.push_back(std::move(c));
+constexpr const char* kPlain = "qwen2-tiny";
+constexpr const char* kYarn = "qwen2-yarn-tiny";
+
+Reference read_reference(const std::string& stem) {
+  const std::string path = data_path(stem + ".json");
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path + " (run tools/gen_qwen2_tiny.py)");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  Reference out;
+  out.vocab = j.at("vocab_size");
+  for (const auto& jc : j.at("cases")) {
+    Case c;
+    c.name = jc.at("name");
+    c.ids = jc.at("ids").get<std::vector<model::TokenId>>();
+    for (const auto& row : jc.at("logits")) {
+      const auto v = row.get<std::vector<float>>();
+      if (v.size() != out.vocab)
+        throw std::runtime_error(c.name + ": logits row is not vocab-sized");
+      c.logits.insert(c.logits.end(), v.begin(), v.end());
     }
-    return out;
-  }();
-  return r;
+    if (c.logits.size() != c.ids.size() * out.vocab) {
+      throw std::runtime_error(c.name + ": one logits row per id expected");
+    }
+    out.cases.push_back(std::move(c));
+  }
+  return out;
 }
 
-const gguf::GgufFile& file() {
-  static const gguf::GgufFile f = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
-  return f;
+const Reference& reference(const std::string& stem = kPlain) {
+  static const Reference plain = read_reference(kPlain), yarn = read_reference(kYarn);
+  return stem == kPlain ? plain : yarn;
+}
+
+const gguf::GgufFile& file(const std::string& stem = kPlain) {
+  static const gguf::GgufFile plain =
+      gguf::GgufFile::open(data_path(std::string(kPlain) + ".gguf"));
+  static const gguf::GgufFile yarn = gguf::GgufFile::open(data_path(std::string(kYarn) + ".gguf"));
+  return stem == kPlain ? plain : yarn;
 }
 
 // Every position's logits of each case, each case alone as one prefill batch.
-std::vector<std::vector<float>> run_alone(const model::Model& m) {
+std::vector<std::vector<float>> run_alone(const model::Model& m, const std::string& stem = kPlain) {
   kernels::ThreadPool pool(2);
   model::Workspace ws;
   std::vector<std::vector<float>> out;
-  for (const Case& c : reference().cases) {
+  for (const Case& c : reference(stem).cases) {
     model::ContiguousKvCache kv(m.config(), 1, c.ids.size());
     model::Batch b;
-    for (std::size_t p = 0; p < c.ids.size(); ++p) b.add(c.ids[p], static_cast<std::int32_t>(p), 0, true);
+    for (std::size_t p = 0; p < c.ids.size(); ++p)
+      b.add(c.ids[p], static_cast<std::int32_t>(p), 0, true);
     const auto logits = m.forward(b, kv, ws, pool);
     out.emplace_back(logits.begin(), logits.end());
   }
@@ -105,8 +121,9 @@ std::vector<std::vector<float>> run_alone(const model::Model& m) {
 }
 
 // Max |folio - HF| over all logits of all cases; prints it with max |HF logit|.
-double max_abs_diff(const std::vector<std::vector<float>>& folio_logits, const char* what) {
-  const Reference& r = reference();
+double max_abs_diff(const std::vector<std::vector<float>>& folio_logits, const char* what,
+                    const std::string& stem = kPlain) {
+  const Reference& r = reference(stem);
   double diff = 0, mag = 0;
   for (std::size_t i = 0; i < r.cases.size(); ++i) {
     const auto& ref = r.cases[i].logits;
@@ -122,7 +139,9 @@ double max_abs_diff(const std::vector<std::vector<float>>& folio_logits, const c
   return diff;
 }
 
-model::Model load(model::Precision p) { return model::Model::load(file(), {.precision = p}); }
+model::Model load(model::Precision p, const std::string& stem = kPlain) {
+  return model::Model::load(file(stem), {.precision = p});
+}
 
 TEST(Qwen2Tiny, ConfigIsReadAndTraitsAreQwen2) {
   const model::Model m = load(model::Precision::kRef);
@@ -186,9 +205,50 @@ void expect_batch_invariant(model::Precision p) {
   }
 }
 
-TEST(Qwen2Tiny, RefRaggedBatchEqualsEachAlone) { expect_batch_invariant(model::Precision::kRef); }
+TEST(Qwen2Tiny, RefRaggedBatchEqualsEachAlone) {
+  expect_batch_invariant(model::Precision::kRef);
+}
 
-TEST(Qwen2Tiny, FastRaggedBatchEqualsEachAlone) { expect_batch_invariant(model::Precision::kFast); }
+TEST(Qwen2Tiny, FastRaggedBatchEqualsEachAlone) {
+  expect_batch_invariant(model::Precision::kFast);
+}
+
+TEST(Qwen2YarnTiny, ConfigReadsTheScaling) {
+  const model::Model m = load(model::Precision::kRef, kYarn);
+  const model::ModelConfig& c = m.config();
+  EXPECT_EQ(c.rope_scaling.type, "yarn");
+  EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 4.0);
+  EXPECT_EQ(c.rope_scaling.original_context, 64u);
+  EXPECT_DOUBLE_EQ(c.rope_scaling.beta_fast, 32.0);
+  EXPECT_DOUBLE_EQ(c.rope_scaling.beta_slow, 1.0);
+}
+
+// The check has teeth: with the same weights and ids, YaRN moves HF's logits
+// by far more than the bounds (folio without YaRN would be that far off).
+TEST(Qwen2YarnTiny, YarnChangesTheLogitsFarBeyondTheBound) {
+  const Reference& plain = reference(kPlain);
+  const Reference& yarn = reference(kYarn);
+  ASSERT_EQ(plain.cases.size(), yarn.cases.size());
+  double diff = 0;
+  for (std::size_t i = 0; i < plain.cases.size(); ++i) {
+    ASSERT_EQ(plain.cases[i].ids, yarn.cases[i].ids);
+    for (std::size_t k = 0; k < plain.cases[i].logits.size(); ++k) {
+      diff = std::max(diff, std::abs(double{plain.cases[i].logits[k]} - yarn.cases[i].logits[k]));
+    }
+  }
+  std::printf("[qwen2] HF logits, YaRN vs none: max |dlogit| %.3g\n", diff);
+  EXPECT_GT(diff, 100 * kFastMaxAbs);
+}
+
+TEST(Qwen2YarnTiny, ReferencePrecisionMatchesHF) {
+  const model::Model m = load(model::Precision::kRef, kYarn);
+  EXPECT_LE(max_abs_diff(run_alone(m, kYarn), "yarn ref ", kYarn), kRefMaxAbs);
+}
+
+TEST(Qwen2YarnTiny, FastPrecisionMatchesHF) {
+  const model::Model m = load(model::Precision::kFast, kYarn);
+  EXPECT_LE(max_abs_diff(run_alone(m, kYarn), "yarn fast", kYarn), kFastMaxAbs);
+}
 
 }  // namespace
 }  // namespace folio
