@@ -25,13 +25,12 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y)
 
 void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale,
                  float* cos_out, float* sin_out) {
-  for (std::size_t i = 0; i < rot_dim / 2; ++i) {
+  std::vector<float> inv_freq(rot_dim / 2);
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
     const double expo = static_cast<double>(2 * i) / static_cast<double>(rot_dim);
-    const float inv_freq = static_cast<float>(1.0 / std::pow(static_cast<double>(base), expo));
-    const float theta = static_cast<float>(pos) * (inv_freq * freq_scale);
-    cos_out[i] = static_cast<float>(std::cos(static_cast<double>(theta)));
-    sin_out[i] = static_cast<float>(std::sin(static_cast<double>(theta)));
+    inv_freq[i] = static_cast<float>(1.0 / std::pow(static_cast<double>(base), expo)) * freq_scale;
   }
+  rope_angles_table(pos, inv_freq.data(), inv_freq.size(), 1.0f, cos_out, sin_out);
 }
 
 void rope_angles_table(std::size_t pos, const float* inv_freq, std::size_t half, float mscale,

@@ -326,7 +326,7 @@ void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
 // widened to one int16 weight, so a vector holds the pair (w_j, w_j+2) of
 // every row and vpmaddwd against a 32-bit broadcast of the activation pair
 // (x_j, x_j+2) adds that pair's products into lane r: row sums with no
-// horizontal step. ActI16Block stores q in that pair order (kI16Slot).
+// horizontal step. ActI16Block stores q in that pair order (i16_slot).
 inline __m256i bcast_pair(const std::int16_t* q) {
   std::int32_t v;
   std::memcpy(&v, q, 4);
