@@ -26,11 +26,15 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y)
 void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale,
                  float* cos_out, float* sin_out) {
   std::vector<float> inv_freq(rot_dim / 2);
-  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+  rope_frequencies(rot_dim, base, freq_scale, inv_freq.data());
+  rope_angles_table(pos, inv_freq.data(), inv_freq.size(), 1.0f, cos_out, sin_out);
+}
+
+void rope_frequencies(std::size_t rot_dim, float base, float freq_scale, float* inv_freq) {
+  for (std::size_t i = 0; i < rot_dim / 2; ++i) {
     const double expo = static_cast<double>(2 * i) / static_cast<double>(rot_dim);
     inv_freq[i] = static_cast<float>(1.0 / std::pow(static_cast<double>(base), expo)) * freq_scale;
   }
-  rope_angles_table(pos, inv_freq.data(), inv_freq.size(), 1.0f, cos_out, sin_out);
 }
 
 void rope_angles_table(std::size_t pos, const float* inv_freq, std::size_t half, float mscale,

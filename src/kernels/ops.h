@@ -29,9 +29,12 @@ void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_sc
                  float* cos_out, float* sin_out);
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
                 const float* cos_v, const float* sin_v, bool neox);
+// inv_freq[i] = f32(base^(-2i/rot_dim)) * freq_scale for i < rot_dim / 2: the
+// frequencies of plain and linearly scaled RoPE.
+void rope_frequencies(std::size_t rot_dim, float base, float freq_scale, float* inv_freq);
 // Angles from a frequency table (context scaling already applied): theta_i =
 // float(pos) * inv_freq[i]; cos/sin correctly rounded, then times mscale
-// (exact for mscale 1). rope_angles is this with inv_freq[i] = f32(base^(-2i/rot_dim)) * freq_scale.
+// (exact for mscale 1). rope_angles is this over rope_frequencies().
 void rope_angles_table(std::size_t pos, const float* inv_freq, std::size_t half, float mscale,
                        float* cos_out, float* sin_out);
 void rope_apply_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,

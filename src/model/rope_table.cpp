@@ -7,14 +7,11 @@
 #include <string>
 
 #include "base/error.h"
+#include "kernels/ops.h"
 
 namespace folio::model {
 
 namespace {
-
-double plain_inv_freq(std::size_t i, std::size_t n_rot, double base) {
-  return 1.0 / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(n_rot));
-}
 
 // The pair index whose frequency turns `rotations` times over `ctx` positions.
 double correction_dim(double rotations, std::size_t n_rot, double ctx, double base) {
@@ -32,11 +29,8 @@ RopeTable rope_table(const ModelConfig& c) {
   RopeTable t;
   t.inv_freq.resize(half);
   if (s.type == "none" || s.factor == 1.0 || s.type == "linear") {
-    const bool linear = s.type == "linear" && s.factor != 1.0;
-    const float scale = linear ? static_cast<float>(1.0 / s.factor) : 1.0f;
-    for (std::size_t i = 0; i < half; ++i) {
-      t.inv_freq[i] = static_cast<float>(plain_inv_freq(i, n_rot, base)) * scale;
-    }
+    const float scale = s.type == "linear" ? static_cast<float>(1.0 / s.factor) : 1.0f;
+    kernels::rope_frequencies(n_rot, static_cast<float>(base), scale, t.inv_freq.data());
     return t;
   }
   if (s.type == "yarn") {
