@@ -82,8 +82,8 @@ class Bench {
   }
 
  private:
-  model::TokenId random_token() {
-    return static_cast<model::TokenId>(rng_() % m_.n_vocab());
+  TokenId random_token() {
+    return static_cast<TokenId>(rng_() % m_.n_vocab());
   }
 
   const model::Model& m_;

@@ -38,7 +38,6 @@ namespace folio::cli {
 
 namespace {
 
-using engine::TokenId;
 
 struct ThroughputArgs {
   std::string model, dataset, modes = "continuous,static,serial";
@@ -119,15 +118,24 @@ sampling::SamplingParams fixed_length(std::int32_t max_tokens) {
   return p;
 }
 
-std::unique_ptr<engine::LLMEngine> make_engine(const Ctx& c, const engine::EngineConfig& cfg) {
-  return std::make_unique<engine::LLMEngine>(c.m.model, &c.m.tok, c.m.eos, cfg);
+std::unique_ptr<EngineStack> make_engine(const Ctx& c, const engine::EngineConfig& cfg) {
+  return std::make_unique<EngineStack>(c.m, c.a.engine, cfg);
+}
+
+engine::EngineRequest fixed_request(std::uint64_t& next_id, std::vector<TokenId> prompt,
+                                    std::int32_t max_tokens) {
+  engine::EngineRequest r;
+  r.id = engine::RequestId{next_id++};
+  r.prompt = std::move(prompt);
+  r.params = fixed_length(max_tokens);
+  return r;
 }
 
 // Runs jobs [begin, end) to completion on `e`.
 void run_jobs(engine::LLMEngine& e, const std::vector<Job>& jobs, std::size_t begin,
-              std::size_t end, engine::RequestId& next_id) {
+              std::size_t end, std::uint64_t& next_id) {
   for (std::size_t i = begin; i < end; ++i)
-    e.add_request({next_id++, jobs[i].prompt, fixed_length(jobs[i].max_tokens), 1, 0});
+    e.add_request(fixed_request(next_id, jobs[i].prompt, jobs[i].max_tokens));
   e.run_until_idle();
 }
 
@@ -156,19 +164,19 @@ void throughput(Ctx& c) {
   std::stringstream modes(c.a.modes);
   for (std::string mode; std::getline(modes, mode, ',');) {
     auto e = make_engine(c, cfg);
-    engine::RequestId id = 1;
+    std::uint64_t id = 1;
     Stopwatch sw;
     if (mode == "continuous") {
-      run_jobs(*e, jobs, 0, jobs.size(), id);
+      run_jobs(e->core, jobs, 0, jobs.size(), id);
     } else if (mode == "static" || mode == "serial") {
       const std::size_t b = mode == "serial" ? 1 : static_cast<std::size_t>(c.a.static_batch);
       for (std::size_t i = 0; i < jobs.size(); i += b)
-        run_jobs(*e, jobs, i, std::min(jobs.size(), i + b), id);
+        run_jobs(e->core, jobs, i, std::min(jobs.size(), i + b), id);
     } else {
       throw Error("--modes: unknown mode '" + mode + "' (continuous, static, serial)");
     }
     const double s = sw.seconds();
-    const auto st = e->stats();
+    const auto st = e->core.stats();
     if (mode == "continuous") continuous = st;
     std::printf("%-11s %10.2f %10.3f %12.1f %12.1f %8llu\n", mode.c_str(), s, jobs.size() / s,
                 out_tokens / s, (in_tokens + out_tokens) / s,
@@ -193,12 +201,12 @@ void kv_efficiency(Ctx& c) {
   auto e = make_engine(c, cfg);
   // Mixed lengths: prompts 1/16 .. 1/4 of max-model-len, outputs short.
   const auto jobs = random_jobs(c, c.a.num_prompts * 2, cfg.max_model_len / 8, 16, 0.8);
-  engine::RequestId id = 1;
-  for (const Job& j : jobs) e->add_request({id++, j.prompt, fixed_length(j.max_tokens), 1, 0});
+  std::uint64_t id = 1;
+  for (const Job& j : jobs) e->core.add_request(fixed_request(id, j.prompt, j.max_tokens));
   double eff_sum = 0, eff_min = 1;
   int samples = 0, peak = 0;
-  while (e->step()) {
-    const auto s = e->stats();
+  while (e->core.step()) {
+    const auto s = e->core.stats();
     peak = std::max(peak, s.num_running);
     if (s.kv_allocated_slots == 0) continue;
     const double eff = static_cast<double>(s.kv_live_tokens) / s.kv_allocated_slots;
@@ -206,17 +214,17 @@ void kv_efficiency(Ctx& c) {
     eff_min = std::min(eff_min, eff);
     ++samples;
   }
-  const std::int64_t slots = static_cast<std::int64_t>(e->num_kv_blocks()) * cfg.block_size;
+  const std::int64_t slots = static_cast<std::int64_t>(e->core.num_kv_blocks()) * cfg.block_size;
   const std::int64_t contiguous = slots / cfg.max_model_len;
   std::printf("\n== KV efficiency: %zu mixed-length requests, %d blocks x %d = %lld slots, "
-              "max-model-len %d ==\n", jobs.size(), e->num_kv_blocks(), cfg.block_size,
+              "max-model-len %d ==\n", jobs.size(), e->core.num_kv_blocks(), cfg.block_size,
               static_cast<long long>(slots), cfg.max_model_len);
   std::printf("live/allocated slots: mean %.1f%%, min %.1f%% over %d steps\n",
               100 * eff_sum / std::max(samples, 1), 100 * eff_min, samples);
   std::printf("peak concurrent sequences: paged %d vs contiguous max-model-len %lld (%.1fx); "
               "preemptions %lld\n", peak, static_cast<long long>(contiguous),
               static_cast<double>(peak) / static_cast<double>(std::max<std::int64_t>(contiguous, 1)),
-              static_cast<long long>(e->stats().num_preemptions));
+              static_cast<long long>(e->core.stats().num_preemptions));
   c.report["kv_efficiency"] = {{"mean_live_over_allocated", eff_sum / std::max(samples, 1)},
                                {"min_live_over_allocated", eff_min},
                                {"peak_sequences", peak},
@@ -226,15 +234,17 @@ void kv_efficiency(Ctx& c) {
 
 // Mean TTFT of `k` requests (shared prefix + distinct suffix), one at a time.
 double mean_ttft(engine::LLMEngine& e, const std::vector<TokenId>& prefix, std::mt19937& rng,
-                 int k, engine::RequestId& id, std::size_t vocab) {
+                 int k, std::uint64_t& id, std::size_t vocab) {
   double sum = 0;
   for (int i = 0; i < k; ++i) {
     auto p = prefix;
     const auto tail = random_tokens(rng, 16, vocab);
     p.insert(p.end(), tail.begin(), tail.end());
-    auto ch = e.add_request({id++, p, fixed_length(1), 1, 0});
+    auto ch = e.add_request(fixed_request(id, p, 1));
     e.run_until_idle();
-    sum += ch->drain().back().ttft_s;
+    const engine::RequestOutput last = ch->drain().back();
+    FOLIO_CHECK(last.finished && last.timing.has_value(), "a finished request carries its timing");
+    sum += last.timing->queued_s + last.timing->prefill_s;  // arrival -> first token
   }
   return sum / k;
 }
@@ -244,19 +254,19 @@ void prefix_ttft(Ctx& c) {
   const std::size_t vocab = c.m.model.n_vocab();
   const auto prefix = random_tokens(rng, static_cast<std::size_t>(c.a.prefix_len), vocab);
   engine::EngineConfig cfg = to_engine_config(c.a.engine);
-  engine::RequestId id = 1;
+  std::uint64_t id = 1;
   cfg.enable_prefix_caching = false;
   auto cold = make_engine(c, cfg);
-  const double t_cold = mean_ttft(*cold, prefix, rng, 2, id, vocab);
+  const double t_cold = mean_ttft(cold->core, prefix, rng, 2, id, vocab);
   cfg.enable_prefix_caching = true;
   auto warm = make_engine(c, cfg);
-  mean_ttft(*warm, prefix, rng, 1, id, vocab);  // primes the cache
-  const double t_warm = mean_ttft(*warm, prefix, rng, 3, id, vocab);
+  mean_ttft(warm->core, prefix, rng, 1, id, vocab);  // primes the cache
+  const double t_warm = mean_ttft(warm->core, prefix, rng, 3, id, vocab);
   std::printf("\n== prefix caching: %d-token shared prefix + 16-token suffix ==\n", c.a.prefix_len);
   std::printf("TTFT cold %.1f ms, warm %.1f ms (%.1fx lower); hit %lld of %lld tokens\n",
               1e3 * t_cold, 1e3 * t_warm, t_cold / t_warm,
-              static_cast<long long>(warm->stats().prefix_cache_hits),
-              static_cast<long long>(warm->stats().prefix_cache_queries));
+              static_cast<long long>(warm->core.stats().prefix_cache_hits),
+              static_cast<long long>(warm->core.stats().prefix_cache_queries));
   c.report["prefix_ttft"] = {{"cold_s", t_cold}, {"warm_s", t_warm}};
   std::fflush(stdout);
 }
@@ -287,13 +297,13 @@ void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
     engine::EngineConfig cfg = to_engine_config(c.a.engine);
     cfg.max_num_seqs = std::max(cfg.max_num_seqs, n);
     auto e = make_engine(c, cfg);
-    engine::RequestId id = 1;
-    for (const Job& j : jobs) e->add_request({id++, j.prompt, fixed_length(j.max_tokens), 1, 0});
+    std::uint64_t id = 1;
+    for (const Job& j : jobs) e->core.add_request(fixed_request(id, j.prompt, j.max_tokens));
     Stopwatch sw;
     double t_first = -1;
     std::uint64_t tokens_first = 0;
-    while (e->step()) {
-      const auto s = e->stats();
+    while (e->core.step()) {
+      const auto s = e->core.stats();
       if (t_first < 0 && s.num_generated_tokens >= static_cast<std::uint64_t>(n)) {
         t_first = sw.seconds();  // every sequence has its first token: decode from here
         tokens_first = s.num_generated_tokens;
@@ -301,7 +311,7 @@ void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
     }
     const double total = sw.seconds();
     const double decode_s = total - t_first;
-    const double tps = (e->stats().num_generated_tokens - tokens_first) / std::max(decode_s, 1e-9);
+    const double tps = (e->core.stats().num_generated_tokens - tokens_first) / std::max(decode_s, 1e-9);
     std::printf("%-6d %12.1f %12.2f %12.2f\n", n, tps, t_first, decode_s);
     c.report["decode"][std::to_string(n)] = {{"decode_tokens_per_s", tps}, {"prefill_s", t_first},
                                 {"decode_s", decode_s}};
@@ -316,10 +326,7 @@ int bench_throughput(const ThroughputArgs& a) {
       a.decode_concurrency.empty() ? std::vector<int>{} : parse_concurrency_list(a.decode_concurrency);
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   Ctx c{a, *m, nlohmann::json::object()};
-  {
-    engine::LLMEngine probe(m->model, &m->tok, m->eos, to_engine_config(a.engine));
-    print_engine_summary(probe);
-  }
+  print_engine_summary(*make_engine(*m, a.engine));
   if (!a.modes.empty()) throughput(c);
   if (a.kv_efficiency) kv_efficiency(c);
   if (a.prefix_ttft) prefix_ttft(c);

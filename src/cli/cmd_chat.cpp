@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "engine/output_processor.h"
 
 namespace folio::cli {
 
@@ -36,7 +37,8 @@ int chat_loop(const ChatArgs& a) {
   const auto tmpl_src = m->file->get_string("tokenizer.chat_template");
   if (!tmpl_src) throw Error("this model has no tokenizer.chat_template; use `folio run --raw`");
   const chat::ChatTemplate tmpl{std::string(*tmpl_src)};
-  engine::LLMEngine eng(m->model, &m->tok, m->eos, to_engine_config(a.engine));
+  const std::unique_ptr<EngineStack> stack = make_engine(*m, a.engine);
+  engine::LLMEngine& eng = stack->core;
   chat::RenderOptions ro;
   const auto& sp = m->tok.vocab().special();
   if (sp.bos) ro.bos_token = m->tok.vocab().text(*sp.bos);
@@ -53,20 +55,23 @@ int chat_loop(const ChatArgs& a) {
       continue;
     }
     history.push_back({"user", line});
-    engine::GenerateRequest r;
-    r.id = next_id++;
+    engine::EngineRequest r;
+    r.id = engine::RequestId{next_id++};
     r.prompt = m->tok.encode(tmpl.render(history, ro), {.add_special = false, .parse_special = true});
     r.params.temperature = a.temp;
     r.params.top_p = a.top_p;
     r.params.seed = a.seed;
     r.params.max_tokens = a.max_tokens;
+    const engine::RequestId id = r.id;
+    engine::OutputProcessor out(m->tok, r.params, 1);
     auto channel = eng.add_request(std::move(r));
     std::string reply;
-    while (!channel->finished()) {
+    while (!out.finished()) {
       eng.step();
       for (const engine::RequestOutput& o : channel->drain()) {
         if (!o.error.empty()) throw Error(o.error);
-        for (const engine::SampleDelta& d : o.samples) {
+        for (const engine::TextDelta& d : out.apply(o)) {
+          if (d.stop_string_hit) eng.finish_sample(id, d.index);
           std::fwrite(d.text.data(), 1, d.text.size(), stdout);
           reply += d.text;
         }

@@ -11,7 +11,9 @@
 //    "stop_token_ids": [...], "include_stop_str_in_output": false}
 // Defaults follow the OpenAI completions API (max_tokens 16, temperature 1).
 // A text prompt is tokenized with the vocabulary's BOS/EOS rules, as a raw
-// completion (no chat template).
+// completion (no chat template). Text comes from the engine's
+// OutputProcessor, as `folio serve` renders it (skip_special_tokens on);
+// a stop string ends its sample before the next engine step.
 //
 // Output: one line per sample, in input order:
 //   {"index": i, "text": ..., "token_ids": [...], "finish_reason": "stop"|"length"}
@@ -20,6 +22,7 @@
 // malformed or impossible line gives {"index": i, "error": "line L: ..."}
 // (also reported on stderr) and the rest still runs; the exit status is 2
 // when any line failed, 0 otherwise.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -32,6 +35,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "engine/output_processor.h"
 
 namespace folio::cli {
 
@@ -55,15 +59,15 @@ T get_field(const json& j, const char* key, T fallback) {
   }
 }
 
-std::vector<engine::TokenId> parse_prompt(const json& p, const tokenizer::Tokenizer& tok) {
+std::vector<TokenId> parse_prompt(const json& p, const tokenizer::Tokenizer& tok) {
   if (p.is_string()) return tok.encode(p.get<std::string>(), {.add_special = true});
   if (!p.is_array()) throw Error("'prompt' must be a string or an array of token ids");
-  std::vector<engine::TokenId> ids;
+  std::vector<TokenId> ids;
   for (const json& t : p) {
     if (!t.is_number_integer()) throw Error("'prompt' token ids must be integers");
     const auto v = t.get<std::int64_t>();
     if (v < 0 || v > INT32_MAX) throw Error("'prompt' token id " + std::to_string(v) + " is out of range");
-    ids.push_back(static_cast<engine::TokenId>(v));
+    ids.push_back(static_cast<TokenId>(v));
   }
   return ids;
 }
@@ -91,7 +95,7 @@ sampling::SamplingParams parse_params(const json& j) {
   p.min_tokens = get_field<std::int32_t>(j, "min_tokens", 0);
   p.ignore_eos = get_field<bool>(j, "ignore_eos", false);
   p.include_stop_str_in_output = get_field<bool>(j, "include_stop_str_in_output", false);
-  p.stop_token_ids = get_field<std::vector<engine::TokenId>>(j, "stop_token_ids", {});
+  p.stop_token_ids = get_field<std::vector<TokenId>>(j, "stop_token_ids", {});
   if (j.contains("stop") && j["stop"].is_string()) {
     p.stop = {j["stop"].get<std::string>()};
   } else {
@@ -104,7 +108,10 @@ struct Line {
   std::size_t line_no = 0;
   std::string error;
   std::int32_t n = 1;
+  engine::RequestId id;
   std::shared_ptr<engine::OutputChannel> channel;
+  std::unique_ptr<engine::OutputProcessor> out;
+  std::vector<json> samples;  // per sample: text, token_ids, finish_reason
 };
 
 // Parses one input line and queues it; errors stay on the line.
@@ -114,16 +121,36 @@ void submit(engine::LLMEngine& e, const tokenizer::Tokenizer& tok, const std::st
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("expected a JSON object");
     if (!j.contains("prompt")) throw Error("missing 'prompt'");
-    engine::GenerateRequest r;
+    engine::EngineRequest r;
     r.id = id;
     r.params = parse_params(j);
     r.prompt = parse_prompt(j["prompt"], tok);
     r.n = get_field<std::int32_t>(j, "n", 1);
-    line.n = r.n;
-    line.channel = e.add_request(std::move(r));
+    auto out = std::make_unique<engine::OutputProcessor>(tok, r.params, std::max(r.n, 0));
+    line.channel = e.add_request(std::move(r));  // admits: throws naming the limit
+    line.n = out->n();
+    line.id = id;
+    line.out = std::move(out);
+    line.samples.assign(static_cast<std::size_t>(line.n),
+                        {{"text", ""}, {"token_ids", json::array()}, {"finish_reason", nullptr}});
   } catch (const std::exception& ex) {
     line.error = "line " + std::to_string(line.line_no) + ": " + ex.what();
     std::fprintf(stderr, "folio: %s\n", line.error.c_str());
+  }
+}
+
+// Renders what the engine produced for one line; a stop string finishes its
+// sample in the engine before the next step.
+void process(engine::LLMEngine& e, Line& line) {
+  if (!line.channel || line.out->finished()) return;
+  for (const engine::RequestOutput& o : line.channel->drain()) {
+    for (const engine::TextDelta& d : line.out->apply(o)) {
+      if (d.stop_string_hit) e.finish_sample(line.id, d.index);
+      json& s = line.samples.at(static_cast<std::size_t>(d.index));
+      s["text"] = s["text"].get<std::string>() + d.text;
+      for (TokenId t : d.token_ids) s["token_ids"].push_back(t);
+      if (d.finish != FinishReason::kNone) s["finish_reason"] = finish_reason_name(d.finish);
+    }
   }
 }
 
@@ -132,17 +159,7 @@ void write_results(std::ostream& out, std::size_t index, const Line& line) {
     out << json{{"index", index}, {"error", line.error}}.dump() << '\n';
     return;
   }
-  std::vector<json> samples(static_cast<std::size_t>(line.n));
-  for (auto& s : samples) s = {{"text", ""}, {"token_ids", json::array()}, {"finish_reason", nullptr}};
-  for (const engine::RequestOutput& o : line.channel->drain()) {
-    for (const engine::SampleDelta& d : o.samples) {
-      json& s = samples.at(static_cast<std::size_t>(d.index));
-      s["text"] = s["text"].get<std::string>() + d.text;
-      for (engine::TokenId t : d.token_ids) s["token_ids"].push_back(t);
-      if (d.finish != engine::FinishReason::kNone)
-        s["finish_reason"] = sched::finish_reason_name(d.finish);
-    }
-  }
+  const std::vector<json>& samples = line.samples;
   for (std::size_t k = 0; k < samples.size(); ++k) {
     json row = {{"index", index}};
     if (line.n > 1) row["sample"] = k;
@@ -158,9 +175,10 @@ int generate(const GenerateArgs& a) {
   if (!out) throw Error("cannot open --output " + a.output + " for writing");
   Stopwatch load_time;
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
-  engine::LLMEngine e(m->model, &m->tok, m->eos, to_engine_config(a.engine));
+  const std::unique_ptr<EngineStack> stack = make_engine(*m, a.engine);
+  engine::LLMEngine& e = stack->core;
   std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(), load_time.seconds());
-  print_engine_summary(e);
+  print_engine_summary(*stack);
 
   Stopwatch run_time;
   std::vector<Line> lines;
@@ -169,9 +187,13 @@ int generate(const GenerateArgs& a) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     Line& line = lines.emplace_back();
     line.line_no = line_no;
-    submit(e, m->tok, text, lines.size(), line);
+    submit(e, m->tok, text, engine::RequestId{lines.size()}, line);
   }
-  e.run_until_idle();
+  while (e.has_unfinished()) {
+    e.step();
+    for (Line& line : lines) process(e, line);
+  }
+  for (Line& line : lines) process(e, line);  // finishes pushed by the last step
   const double secs = run_time.seconds();
   std::size_t failed = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {

@@ -4,8 +4,9 @@
 // parameter and weight totals, KV-cache sizes); `--json` prints it, otherwise
 // it is rendered as text. KV bytes per token = sum over layers of
 // n_head_kv head rows of K and of V, each of the size the cache stores
-// (kv::kv_row_bytes: f16 2 bytes a value; int8 1 byte a value plus an f16
-// scale per 32), for the dtypes --kv-cache-dtype serves.
+// (kernels::kv_head_bytes, the row-size formula the caches store with: f16
+// 2 bytes a value; int8 1 byte a value plus an f16 scale per 32), for the
+// dtypes --kv-cache-dtype serves.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -20,7 +21,7 @@
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu_features.h"
-#include "kv/kv_sizing.h"
+#include "kernels/kv_row.h"
 #include "model/config.h"
 #include "model/model.h"
 
@@ -39,17 +40,13 @@ struct InfoArgs {
 };
 
 // The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
-struct KvDtype {
-  const char* name;
-  kv::KvCacheDtype dtype;
-};
-constexpr KvDtype kKvDtypes[] = {{"f16", kv::KvCacheDtype::kF16}, {"int8", kv::KvCacheDtype::kInt8}};
+constexpr kernels::KvDtype kKvDtypes[] = {kernels::KvDtype::kF16, kernels::KvDtype::kI8};
 
 // Bytes of `elements` K/V values, which are whole (K row, V row) pairs of heads.
-std::uint64_t kv_bytes(std::uint64_t elements, const model::ModelConfig& c, const KvDtype& d) {
+std::uint64_t kv_bytes(std::uint64_t elements, const model::ModelConfig& c, kernels::KvDtype d) {
   const std::uint64_t pair = std::uint64_t{c.head_dim_k} + c.head_dim_v;
-  const auto pair_bytes = static_cast<std::uint64_t>(kv::kv_row_bytes(c.head_dim_k, d.dtype) +
-                                                     kv::kv_row_bytes(c.head_dim_v, d.dtype));
+  const std::uint64_t pair_bytes =
+      kernels::kv_head_bytes(d, c.head_dim_k) + kernels::kv_head_bytes(d, c.head_dim_v);
   return elements / pair * pair_bytes;  // elements < 2^60 and pair_bytes <= 2 pair: no overflow
 }
 
@@ -159,10 +156,10 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
                 std::to_string(a.num_seqs) + " is too large to compute");
   }
   Json per = Json::object(), total = Json::object(), win = Json::object();
-  for (const KvDtype& d : kKvDtypes) {
-    per[d.name] = kv_bytes(per_token, c, d);
-    total[d.name] = kv_bytes(full, c, d);
-    win[d.name] = kv_bytes(windowed, c, d);
+  for (kernels::KvDtype d : kKvDtypes) {
+    per[kernels::kv_dtype_name(d)] = kv_bytes(per_token, c, d);
+    total[kernels::kv_dtype_name(d)] = kv_bytes(full, c, d);
+    win[kernels::kv_dtype_name(d)] = kv_bytes(windowed, c, d);
   }
   Json kv = {{"elements_per_token", per_token}, {"bytes_per_token", per},
              {"max_model_len", len}, {"num_seqs", a.num_seqs}, {"full_bytes", total}};
@@ -173,7 +170,7 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
       if (!l.sliding) global += std::uint64_t{l.n_head_kv} * (std::uint64_t{c.head_dim_k} + c.head_dim_v);
     }
     Json beyond = Json::object();
-    for (const KvDtype& d : kKvDtypes) beyond[d.name] = kv_bytes(global, c, d);
+    for (kernels::KvDtype d : kKvDtypes) beyond[kernels::kv_dtype_name(d)] = kv_bytes(global, c, d);
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
@@ -225,10 +222,10 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
 // "f16 23040 B | int8 12240 B" for one json object of byte counts.
 std::string kv_line(const Json& bytes, bool exact) {
   std::string out;
-  for (const KvDtype& d : kKvDtypes) {
-    const auto b = bytes[d.name].get<std::uint64_t>();
+  for (kernels::KvDtype d : kKvDtypes) {
+    const auto b = bytes[kernels::kv_dtype_name(d)].get<std::uint64_t>();
     if (!out.empty()) out += " | ";
-    out += std::string(d.name) + " " + (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
+    out += std::string(kernels::kv_dtype_name(d)) + " " + (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
   }
   return out;
 }

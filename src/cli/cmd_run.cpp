@@ -51,7 +51,7 @@ int default_threads() { return std::max(1, static_cast<int>(std::thread::hardwar
 
 // The prompt as the model should see it: the chat template applied unless
 // --raw or the model has none.
-std::vector<tokenizer::TokenId> prompt_tokens(const RunArgs& a, const gguf::GgufFile& file,
+std::vector<TokenId> prompt_tokens(const RunArgs& a, const gguf::GgufFile& file,
                                               const tokenizer::Tokenizer& tok) {
   const auto tmpl = file.get_string("tokenizer.chat_template");
   if (a.raw || !tmpl) return tok.encode(a.prompt, {.add_special = true, .parse_special = false});
@@ -65,8 +65,8 @@ std::vector<tokenizer::TokenId> prompt_tokens(const RunArgs& a, const gguf::Gguf
   return tok.encode(text, {.add_special = false, .parse_special = true});
 }
 
-std::vector<sampling::TokenId> eos_ids(const tokenizer::Vocab& v) {
-  std::vector<sampling::TokenId> ids;
+std::vector<TokenId> eos_ids(const tokenizer::Vocab& v) {
+  std::vector<TokenId> ids;
   if (v.special().eos) ids.push_back(*v.special().eos);
   if (v.special().eot && v.special().eot != v.special().eos) ids.push_back(*v.special().eot);
   return ids;
@@ -122,15 +122,15 @@ int run(const RunArgs& a) {
   Stopwatch gen_time;
   std::int32_t n_gen = 0;
   for (std::size_t pos = prompt.size(); n_gen < a.n_predict; ++pos) {
-    const sampling::TokenId t = sampler.sample(logits).id;
+    const TokenId t = sampler.sample(logits).id;
     sampler.accept(t);
     ++n_gen;
     const auto stop = sampling::check_token_stop(sampler.params(), eos, t, n_gen);
-    if (stop == sampling::StopReason::kEos || stop == sampling::StopReason::kStopToken) break;
+    if (stop == FinishReason::kStop) break;  // EOS or a stop token: not rendered
     const std::string text = detok.push(t);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
-    if (stop != sampling::StopReason::kNone) break;
+    if (stop != FinishReason::kNone) break;  // max tokens, after rendering the last
     batch.clear();
     batch.add(t, static_cast<std::int32_t>(pos), 0, true);
     logits = m.forward(batch, kv, ws, pool);

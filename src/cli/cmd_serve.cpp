@@ -15,7 +15,6 @@
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 #include "engine/engine_loop.h"
-#include "server/engine_adapter.h"
 #include "server/server.h"
 
 namespace folio::cli {
@@ -69,29 +68,27 @@ int serve(ServeArgs& a) {
   Stopwatch load;
   std::unique_ptr<EngineModel> m = load_engine_model(path, a.engine);
   const double load_s = load.seconds();
-  engine::LLMEngine eng(m->model, &m->tok, m->eos, to_engine_config(a.engine));
-  print_engine_summary(eng);
-  const engine::EngineConfig& ec = eng.config();
+  const std::unique_ptr<EngineStack> eng = make_engine(*m, a.engine);
+  print_engine_summary(*eng);
+  const engine::EngineConfig& ec = eng->core.config();
   const std::int64_t blocks_per_seq = (ec.max_model_len + ec.block_size - 1) / ec.block_size;
   std::fprintf(stderr,
                "folio: model loaded in %.2f s; the KV pool holds %lld sequences at the full "
                "max-model-len (%d tokens) and more when they are shorter\n",
-               load_s, static_cast<long long>(eng.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
+               load_s, static_cast<long long>(eng->core.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
                ec.max_model_len);
-  // The HTTP layer's limits must match what the engine resolved.
-  a.cfg.max_model_len = ec.max_model_len;
   const auto tmpl = m->file->get_string("tokenizer.chat_template");
-  const server::ModelContext ctx = server::make_model_context(
+  server::ModelContext ctx = server::make_model_context(
       m->tok, a.cfg.served_model_name, path, ec.max_model_len,
       server::chat_template_source(a.cfg.chat_template, tmpl));
+  ctx.load_seconds = load_s;
   const std::uint64_t fds = raise_open_file_limit();
   if (fds < 1100) {
     log.info("open-file limit is " + std::to_string(fds) +
              ": at most about that many concurrent connections (raise `ulimit -n`)");
   }
-  engine::EngineLoop loop(eng);
-  server::EngineAdapter adapter(loop, load_s);
-  return server::run_server(a.cfg, adapter, ctx, log, [&](std::uint16_t port) {
+  engine::EngineLoop loop(eng->core);  // the server's EngineClient
+  return server::run_server(a.cfg, loop, ctx, log, [&](std::uint16_t port) {
     std::fprintf(stderr, "folio: serving %s on http://%s:%u (OpenAI API under /v1)\n",
                  ctx.names.front().c_str(), a.cfg.host.c_str(), port);
   });

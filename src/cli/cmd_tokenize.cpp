@@ -51,7 +51,7 @@ struct TokenizeArgs {
   bool timing = false;
 };
 
-void append_ids(const std::vector<tokenizer::TokenId>& ids, std::string& out) {
+void append_ids(const std::vector<TokenId>& ids, std::string& out) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out.push_back(' ');
     out += std::to_string(ids[i]);
@@ -71,7 +71,7 @@ int run_tokenize(const TokenizeArgs& a) {
   const tokenizer::EncodeOptions opt{a.add_special, a.parse_special};
   std::string out;
   std::size_t n_tokens = 0;
-  std::vector<tokenizer::TokenId> ids;
+  std::vector<TokenId> ids;
   if (a.per_line) {
     std::size_t pos = 0;
     while (pos < text.size()) {
@@ -104,7 +104,7 @@ int run_detokenize(const std::string& model, bool skip_special) {
   const auto file = gguf::GgufFile::open(resolve_model_path(model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const std::string input = read_all_stdin();
-  std::vector<tokenizer::TokenId> ids;
+  std::vector<TokenId> ids;
   std::size_t pos = 0;
   while (pos < input.size()) {
     const std::size_t start = input.find_first_not_of(" \t\r\n\v\f", pos);
@@ -120,7 +120,7 @@ int run_detokenize(const std::string& model, bool skip_special) {
       throw Error("invalid token id '" + word + "' (input token " + std::to_string(ids.size() + 1) +
                   "): ids must be integers in 0.." + std::to_string(tok.vocab().size() - 1));
     }
-    ids.push_back(static_cast<tokenizer::TokenId>(v));
+    ids.push_back(static_cast<TokenId>(v));
     pos = end;
   }
   tokenizer::DecodeOptions opt;

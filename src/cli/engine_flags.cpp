@@ -51,20 +51,7 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
   c.long_prefill_token_threshold = f.long_prefill_token_threshold;
   c.block_size = f.block_size;
   if (!f.kv_cache_memory.empty()) c.kv_cache_memory = kv::parse_byte_size(f.kv_cache_memory);
-  switch (kv::parse_kv_cache_dtype(f.kv_cache_dtype)) {
-    case kv::KvCacheDtype::kF16:
-      c.kv_cache_dtype = kernels::KvDtype::kF16;
-      break;
-    case kv::KvCacheDtype::kF32:
-      c.kv_cache_dtype = kernels::KvDtype::kF32;
-      break;
-    case kv::KvCacheDtype::kInt8:
-      c.kv_cache_dtype = kernels::KvDtype::kI8;
-      break;
-    default:
-      throw Error("--kv-cache-dtype " + f.kv_cache_dtype +
-                  ": the CPU attention kernel reads f16, f32 or int8 K/V (use auto, f16, f32 or int8)");
-  }
+  c.kv_cache_dtype = kernels::parse_kv_dtype(f.kv_cache_dtype);
   c.enable_prefix_caching = f.enable_prefix_caching;
   if (f.scheduling_policy == "fcfs") {
     c.scheduling_policy = sched::SchedulingPolicy::kFcfs;
@@ -74,7 +61,6 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
     throw Error("--scheduling-policy " + f.scheduling_policy + ": expected fcfs or priority");
   }
   if (f.threads < 0) throw Error("-t/--threads must be >= 0");
-  c.threads = f.threads;
   return c;
 }
 
@@ -84,7 +70,7 @@ std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const En
   auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
   auto model = model::Model::load(*file, options);
   auto tok = tokenizer::Tokenizer::from_gguf(*file);
-  std::vector<engine::TokenId> eos;
+  std::vector<TokenId> eos;
   const auto& sp = tok.vocab().special();
   if (sp.eos) eos.push_back(*sp.eos);
   if (sp.eot && sp.eot != sp.eos) eos.push_back(*sp.eot);
@@ -92,18 +78,25 @@ std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const En
       EngineModel{std::move(file), std::move(model), std::move(tok), std::move(eos)});
 }
 
-void print_engine_summary(const engine::LLMEngine& e) {
-  const engine::EngineConfig& c = e.config();
+EngineStack::EngineStack(const EngineModel& m, const EngineFlags& f,
+                         const engine::EngineConfig& config)
+    : runner(m.model, f.threads), core(runner, m.eos, config) {}
+
+std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f) {
+  return std::make_unique<EngineStack>(m, f, to_engine_config(f));
+}
+
+void print_engine_summary(const EngineStack& e) {
+  const engine::EngineConfig& c = e.core.config();
   std::fprintf(stderr,
                "folio: engine: %d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, "
                "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads, "
                "%d-bit activations\n",
-               e.num_kv_blocks(), c.block_size, static_cast<double>(e.kv_bytes()) / (1 << 20),
-               c.kv_cache_dtype == kernels::KvDtype::kF16  ? "f16"
-               : c.kv_cache_dtype == kernels::KvDtype::kI8 ? "int8"
-                                                            : "f32", c.max_model_len,
-               c.max_num_seqs, c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
-               c.threads, static_cast<int>(e.model().activation_bits()));
+               e.core.num_kv_blocks(), c.block_size,
+               static_cast<double>(e.core.kv_bytes()) / (1 << 20),
+               kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
+               c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
+               e.runner.threads(), static_cast<int>(e.runner.model().activation_bits()));
 }
 
 }  // namespace folio::cli

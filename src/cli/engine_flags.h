@@ -3,8 +3,8 @@
 // serve).
 //
 //   EngineFlags f;  add_engine_flags(sub, f);   ... after parsing:
-//   EngineModel m = load_engine_model(path);
-//   engine::LLMEngine e(m.model, &m.tok, m.eos, to_engine_config(f));
+//   auto m = load_engine_model(path, f);
+//   auto e = make_engine(*m, f);     // e->core: the engine; e->runner: the model runner
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 
 #include "engine/engine_config.h"
 #include "engine/llm_engine.h"
+#include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -53,13 +54,27 @@ struct EngineModel {
   std::unique_ptr<gguf::GgufFile> file;  // heap: the weights view its mapping
   model::Model model;
   tokenizer::Tokenizer tok;
-  std::vector<engine::TokenId> eos;
+  std::vector<TokenId> eos;
 };
 
 // The model loads with f.activation_bits (validated here).
 std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const EngineFlags& f);
 
+// The model runner (f.threads kernel threads) and the engine core over it.
+// Not movable: the core refers to the runner.
+struct EngineStack {
+  EngineStack(const EngineModel& m, const EngineFlags& f, const engine::EngineConfig& config);
+  EngineStack(const EngineStack&) = delete;
+  EngineStack& operator=(const EngineStack&) = delete;
+
+  engine::PagedModelRunner runner;
+  engine::LLMEngine core;
+};
+
+// Throws folio::Error (naming the flag) for values the engine cannot use.
+std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f);
+
 // One line on stderr describing the engine (KV blocks, bytes, limits).
-void print_engine_summary(const engine::LLMEngine& e);
+void print_engine_summary(const EngineStack& e);
 
 }  // namespace folio::cli

@@ -2,12 +2,13 @@
 //
 // Zero means "derive a default" where noted; LLMEngine resolves them once
 // at construction (see kv_budget.h for the KV memory default) and reports
-// the resolved values through LLMEngine::config().
+// the resolved values through LLMEngine::config(). Kernel threads are the
+// model runner's (engine/paged_model_runner.h), not the engine core's.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/attention.h"
+#include "kernels/kv_row.h"
 #include "sched/request.h"
 
 namespace folio::engine {
@@ -22,7 +23,6 @@ struct EngineConfig {
   kernels::KvDtype kv_cache_dtype = kernels::KvDtype::kF16;
   bool enable_prefix_caching = true;
   sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;
-  int threads = 0;                           // kernel threads; 0: all hardware threads
 };
 
 // A model without a context length in its metadata gets this many positions.

@@ -2,10 +2,12 @@
 
 #include <exception>
 
+#include "base/timer.h"
 
 namespace folio::engine {
 
-EngineLoop::EngineLoop(LLMEngine& engine) : engine_(engine), thread_([this] { run(); }) {}
+EngineLoop::EngineLoop(LLMEngine& engine)
+    : engine_(engine), last_progress_(monotonic_seconds()), thread_([this] { run(); }) {}
 
 EngineLoop::~EngineLoop() {
   {
@@ -16,42 +18,48 @@ EngineLoop::~EngineLoop() {
   thread_.join();
 }
 
-std::shared_ptr<OutputChannel> EngineLoop::add_request(GenerateRequest r) {
-  engine_.validate(r);  // thread-safe: immutable configuration only
-  auto channel = std::make_shared<OutputChannel>();
+void EngineLoop::post(std::function<void(LLMEngine&)> command) {
   {
     std::lock_guard lock(mu_);
-    commands_.push_back([r = std::move(r), channel](LLMEngine& e) mutable {
-      const RequestId id = r.id;
-      try {
-        e.add_request(std::move(r), channel);
-      } catch (const std::exception& ex) {  // e.g. a duplicate id
-        RequestOutput out;
-        out.request_id = id;
-        out.finished = true;
-        out.error = ex.what();
-        channel->push(std::move(out));
-      }
-    });
+    commands_.push_back(std::move(command));
   }
   cv_.notify_one();
+}
+
+std::shared_ptr<OutputChannel> EngineLoop::submit(AdmittedRequest r) {
+  auto channel = std::make_shared<OutputChannel>();
+  post([r = std::move(r), channel](LLMEngine& e) mutable {
+    const RequestId id = r.request().id;
+    try {
+      e.add_request(std::move(r), channel);
+    } catch (const std::exception& ex) {  // e.g. a duplicate id
+      RequestOutput out;
+      out.request_id = id;
+      out.finished = true;
+      out.error = ex.what();
+      channel->push(std::move(out));
+    }
+  });
   return channel;
 }
 
 void EngineLoop::abort(RequestId id) {
-  {
-    std::lock_guard lock(mu_);
-    commands_.push_back([id](LLMEngine& e) { e.abort(id); });
-  }
-  cv_.notify_one();
+  post([id](LLMEngine& e) { e.abort(id); });
 }
 
 void EngineLoop::finish_sample(RequestId id, std::int32_t index) {
-  {
-    std::lock_guard lock(mu_);
-    commands_.push_back([id, index](LLMEngine& e) { e.finish_sample(id, index); });
+  post([id, index](LLMEngine& e) { e.finish_sample(id, index); });
+}
+
+bool EngineLoop::healthy() const {
+  const EngineStats e = engine_.stats();
+  const double now = monotonic_seconds();
+  std::lock_guard lock(mu_);
+  if (e.num_steps != last_steps_ || (e.num_running == 0 && e.num_waiting == 0)) {
+    last_steps_ = e.num_steps;
+    last_progress_ = now;
   }
-  cv_.notify_one();
+  return now - last_progress_ < kStallSeconds;
 }
 
 void EngineLoop::run() {
@@ -87,10 +95,6 @@ void EngineLoop::run() {
   for (auto& c : rest) c(engine_);
   engine_.abort_all();
 }
-
-}  // namespace folio::engine
-
-namespace folio::engine {
 
 int EngineLoop::num_errors() const {
   std::lock_guard lock(mu_);

@@ -11,23 +11,23 @@
 
 namespace folio::engine {
 
-// Cumulative seconds per stage of step(); the model's share is split as
-// model::ForwardTimes reports it (attention blocks, FFN blocks, embedding +
-// output head).
+// Cumulative seconds per stage of step(); the runner's share is split as it
+// reports it (engine/model_runner.h: RunnerTimes). Detokenization is not an
+// engine stage: the consumer's OutputProcessor does it, once per token, and
+// reports it itself.
 struct StageTimes {
   double schedule = 0;    // scheduler.schedule()
   double prepare = 0;     // block tables, COW copies, batch building
   double attention = 0;   // model: attention blocks (projections, RoPE, KV, attention)
   double ffn = 0;         // model: FFN blocks (matmuls, SwiGLU)
   double lm_head = 0;     // model: embedding lookup and output projection
-  double sampling = 0;    // logits -> token (sampler chain)
-  double detokenize = 0;  // token -> text delta, stop checks
+  double sampling = 0;    // logits -> token (sampler chain), token-level stop checks
   double update = 0;      // scheduler.update() and output delivery
 
   std::vector<std::pair<std::string, double>> named() const {
-    return {{"schedule", schedule}, {"prepare", prepare},   {"attention", attention},
-            {"ffn", ffn},           {"lm_head", lm_head},   {"sampling", sampling},
-            {"detokenize", detokenize}, {"update", update}};
+    return {{"schedule", schedule}, {"prepare", prepare}, {"attention", attention},
+            {"ffn", ffn},           {"lm_head", lm_head}, {"sampling", sampling},
+            {"update", update}};
   }
 };
 

@@ -17,59 +17,54 @@ bool LLMEngine::step() {
   const sched::SchedulerOutput plan = sched_.schedule();  // 1
   stage_.schedule += sw.seconds();
   ++steps_;
+  const double now = monotonic_seconds();
   for (const sched::ScheduledRequest& s : plan.requests) {  // prefix hit, known once admitted
     Live* r = seqs_.at(s.id).req;
     if (r->num_cached < 0) r->num_cached = std::max(sched_.find(s.id)->num_cached_tokens, 0);
-    if (r->queued < 0) r->queued = monotonic_seconds() - r->added_at;
+    if (r->first_scheduled < 0) r->first_scheduled = now;
   }
   sched::ModelRunnerOutput result;
   try {
-    sw.reset();
-    cache_.apply(plan);  // 2
-    cache_.bind(plan);
-    build_batch(plan);
-    stage_.prepare += sw.seconds();
-    const std::span<const float> logits = model_.forward(batch_, cache_, ws_, pool_);  // 3
-    stage_.attention += ws_.times.attention;
-    stage_.ffn += ws_.times.ffn;
-    stage_.lm_head += ws_.times.lm_head;
-    batched_ += batch_.size();
-    result = sample(plan, logits);  // 4
+    const RunnerOutput out = runner_.execute(plan);  // 2
+    stage_.prepare += out.times.prepare;
+    stage_.attention += out.times.attention;
+    stage_.ffn += out.times.ffn;
+    stage_.lm_head += out.times.lm_head;
+    batched_ += static_cast<std::uint64_t>(plan.total_tokens);
+    result = sample(plan, out.logits);  // 3
   } catch (const std::exception& e) {
     fail_plan(plan, e.what());
     publish_stats();
     return true;
   }
   sw.reset();
-  commit(plan, result);  // 5, 6
+  commit(plan, result);  // 4, 5
   stage_.update += sw.seconds();
   publish_stats();
   return !plan.requests.empty();
 }
 
-// Batch sequence id i is plan.requests[i]; the last token of a request that
-// samples is a logit row, so logits come back in plan order.
-void LLMEngine::build_batch(const sched::SchedulerOutput& plan) {
-  batch_.clear();
-  for (std::size_t i = 0; i < plan.requests.size(); ++i) {
-    const sched::ScheduledRequest& s = plan.requests[i];
-    for (std::int32_t j = 0; j < s.num_tokens(); ++j) {
-      const bool last = j + 1 == s.num_tokens();
-      batch_.add(s.tokens[static_cast<std::size_t>(j)], s.start_pos + j,
-                 static_cast<std::int32_t>(i), s.sample && last);
-    }
-  }
-}
-
+// The runner returns each plan entry's num_logits rows in plan order; the
+// next token comes from the entry's last row.
 sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
                                            std::span<const float> logits) {
   sched::ModelRunnerOutput out;
   const auto n_vocab = static_cast<std::size_t>(vocab_);
+  std::size_t rows = 0;
+  for (const sched::ScheduledRequest& s : plan.requests) rows += static_cast<std::size_t>(s.num_logits);
+  if (logits.size() != rows * n_vocab) {
+    throw Error("the model runner returned " + std::to_string(logits.size()) + " logits for " +
+                std::to_string(rows) + " rows of " + std::to_string(n_vocab));
+  }
   std::size_t row = 0;
   for (const sched::ScheduledRequest& s : plan.requests) {
-    if (!s.sample) continue;
+    row += static_cast<std::size_t>(s.num_logits);
+    if (!s.sample()) continue;
+    // Several rows per entry verify speculative tokens (not planned yet):
+    // the scheduler plans one row per sampling entry today.
+    FOLIO_CHECK(s.num_logits == 1, "several logit rows per request need a verifier");
     const SeqRef ref = seqs_.at(s.id);
-    const auto row_logits = logits.subspan(row++ * n_vocab, n_vocab);
+    const auto row_logits = logits.subspan((row - 1) * n_vocab, n_vocab);
     sched::RequestResult rr{s.id, {}};
     // Before the fork one sequence draws for all n samples, each with its own RNG.
     const std::int32_t first = s.num_samples > 1 ? 0 : ref.index;
@@ -77,11 +72,9 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
       SampleStream& st = *ref.req->samples[static_cast<std::size_t>(k)];
       Stopwatch sw;
       const sampling::SampledToken t = st.draw(row_logits);
-      stage_.sampling += sw.seconds();
-      sw.reset();
       // A sample already finished (finish_sample before its fork) just ends.
       const FinishReason verdict = st.done() ? FinishReason::kStop : st.accept(t);
-      stage_.detokenize += sw.seconds();
+      stage_.sampling += sw.seconds();
       rr.samples.push_back({t.id, verdict});
       ++generated_;
     }
@@ -91,7 +84,7 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
 }
 
 void LLMEngine::commit(const sched::SchedulerOutput& plan, const sched::ModelRunnerOutput& result) {
-  const std::vector<sched::SequenceOutput> outs = sched_.update(plan, result);  // 5
+  const std::vector<sched::SequenceOutput> outs = sched_.update(plan, result);  // 4
   for (const sched::SequenceOutput& o : outs) {
     auto it = seqs_.find(o.id);
     if (it == seqs_.end()) {  // a child forked from o.parent_id
@@ -109,7 +102,7 @@ void LLMEngine::commit(const sched::SchedulerOutput& plan, const sched::ModelRun
   }
   for (const sched::SequenceOutput& o : outs)
     if (o.finish != FinishReason::kNone) seqs_.erase(o.id);
-  for (Live* r : touched_) {  // 6: one item per request that advanced
+  for (Live* r : touched_) {  // 5: one item per request that advanced
     r->touched = false;
     emit(*r);  // may erase r
   }
@@ -128,16 +121,8 @@ void LLMEngine::fail_plan(const sched::SchedulerOutput& plan, const std::string&
     r->touched = true;
     failed.push_back(r);
   }
-  for (Live* r : failed) {
-    for (auto& st : r->samples) {
-      if (st->done()) continue;
-      if (st->seq != 0) {
-        sched_.finish_request(st->seq, FinishReason::kError);
-        seqs_.erase(st->seq);
-      }
-      st->finish(FinishReason::kError);
-    }
-  }
+  for (Live* r : failed)
+    for (auto& st : r->samples) end_sample(*r, *st, FinishReason::kError);
   sched_.update(plan, {});
   for (Live* r : failed) {
     r->touched = false;

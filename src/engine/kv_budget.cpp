@@ -4,7 +4,6 @@
 #include <fstream>
 #include <string>
 
-#include "engine/paged_kv_cache.h"
 
 namespace folio::engine {
 
@@ -19,11 +18,8 @@ std::int64_t mem_available_bytes() {
   return 0;
 }
 
-std::int64_t default_kv_cache_memory(const model::ModelConfig& config, std::int32_t block_size,
-                                     kernels::KvDtype dtype, std::int32_t max_num_seqs,
-                                     std::int32_t max_model_len) {
-  const auto per_block =
-      static_cast<std::int64_t>(PagedKvCache::bytes_per_block(config, block_size, dtype));
+std::int64_t default_kv_cache_memory(std::int64_t per_block, std::int32_t block_size,
+                                     std::int32_t max_num_seqs, std::int32_t max_model_len) {
   const std::int64_t blocks_per_seq = (max_model_len + block_size - 1) / block_size;
   const std::int64_t need = per_block * blocks_per_seq * std::int64_t{max_num_seqs};
   const std::int64_t avail = mem_available_bytes();

@@ -11,16 +11,15 @@
 
 #include <cstdint>
 
-#include "kernels/attention.h"
-#include "model/config.h"
 
 namespace folio::engine {
 
 // MemAvailable from /proc/meminfo in bytes, or 0 when unknown.
 std::int64_t mem_available_bytes();
 
-std::int64_t default_kv_cache_memory(const model::ModelConfig& config, std::int32_t block_size,
-                                     kernels::KvDtype dtype, std::int32_t max_num_seqs,
-                                     std::int32_t max_model_len);
+// `bytes_per_block`: what the runner's pool spends on one block
+// (ModelRunner::kv_bytes_per_block).
+std::int64_t default_kv_cache_memory(std::int64_t bytes_per_block, std::int32_t block_size,
+                                     std::int32_t max_num_seqs, std::int32_t max_model_len);
 
 }  // namespace folio::engine

@@ -62,7 +62,7 @@ std::byte* PagedKvCache::block_v(std::size_t layer, kv::BlockId b) const {
   return block_k(layer, b) + half_bytes_[layer];
 }
 
-const std::vector<kv::BlockId>* PagedKvCache::table(sched::RequestId id) const {
+const std::vector<kv::BlockId>* PagedKvCache::table(sched::SeqId id) const {
   auto it = tables_.find(id);
   return it == tables_.end() ? nullptr : &it->second;
 }
@@ -74,12 +74,12 @@ void PagedKvCache::copy_block(kv::BlockId src, kv::BlockId dst) {
 }
 
 void PagedKvCache::apply(const sched::SchedulerOutput& plan) {
-  for (sched::RequestId id : plan.finished_ids) tables_.erase(id);
-  for (sched::RequestId id : plan.preempted_ids) tables_.erase(id);
+  for (sched::SeqId id : plan.finished_ids) tables_.erase(id);
+  for (sched::SeqId id : plan.preempted_ids) tables_.erase(id);
   for (const sched::ScheduledRequest& s : plan.requests) {
     auto& t = tables_[s.id];
     FOLIO_CHECK(s.blocks_from >= 0 && static_cast<std::size_t>(s.blocks_from) <= t.size(),
-                "block-table delta past the end of request " + std::to_string(s.id));
+                "block-table delta past the end of sequence " + to_string(s.id));
     t.resize(static_cast<std::size_t>(s.blocks_from));
     for (kv::BlockId b : s.block_ids) {
       FOLIO_CHECK(b >= 0 && b < num_blocks_, "block id out of range");

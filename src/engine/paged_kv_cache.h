@@ -63,7 +63,7 @@ class PagedKvCache final : public model::KvCache {
   std::int32_t block_size() const { return block_size_; }
   std::size_t total_bytes() const { return total_bytes_; }
   std::size_t num_tables() const { return tables_.size(); }
-  const std::vector<kv::BlockId>* table(sched::RequestId id) const;
+  const std::vector<kv::BlockId>* table(sched::SeqId id) const;
 
  private:
   std::byte* block_k(std::size_t layer, kv::BlockId b) const;
@@ -85,7 +85,7 @@ class PagedKvCache final : public model::KvCache {
   std::vector<std::size_t> layer_off_;  // per layer: byte offset of block 0
   std::size_t total_bytes_ = 0;
   std::unique_ptr<std::byte[], FreeBytes> mem_;
-  std::unordered_map<sched::RequestId, std::vector<kv::BlockId>> tables_;
+  std::unordered_map<sched::SeqId, std::vector<kv::BlockId>> tables_;
   std::vector<const std::vector<kv::BlockId>*> slots_;  // batch seq id -> table
 };
 

@@ -14,9 +14,9 @@
 #include <cstddef>
 #include <span>
 
-namespace folio::kernels {
+#include "kernels/kv_row.h"
 
-enum class KvDtype { kF32, kF16, kI8 };  // row layouts: kernels/kv_row.h
+namespace folio::kernels {
 
 struct KvPage {
   const void* k;  // [n_tokens x n_kv_heads x head_dim] of KvDtype

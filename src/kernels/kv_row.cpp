@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "base/error.h"
 #include "base/fp16.h"
 
 namespace folio::kernels {
@@ -33,6 +35,26 @@ void store_head_i8(const float* x, std::size_t d, std::uint8_t* dst) {
 }
 
 }  // namespace
+
+KvDtype parse_kv_dtype(std::string_view name) {
+  if (name == "auto" || name == "f16" || name == "float16") return KvDtype::kF16;
+  if (name == "f32" || name == "float32") return KvDtype::kF32;
+  if (name == "int8") return KvDtype::kI8;
+  throw Error("--kv-cache-dtype " + std::string(name) +
+              ": the attention kernels read f16, f32 or int8 K/V (expected auto, f16, f32 or int8)");
+}
+
+const char* kv_dtype_name(KvDtype dtype) {
+  switch (dtype) {
+    case KvDtype::kF32:
+      return "f32";
+    case KvDtype::kF16:
+      return "f16";
+    case KvDtype::kI8:
+      return "int8";
+  }
+  return "?";
+}
 
 std::size_t kv_head_bytes(KvDtype dtype, std::size_t head_dim) {
   switch (dtype) {

@@ -8,15 +8,24 @@
 //   KvDtype::kI8   d int8 q, then ceil(d / 32) fp16 scales: element i is
 //                  scale[i / 32] * q[i], scale = max|x| / 127 of its group
 //                  (as Q8_0), |q| <= 127
-// so kv_head_bytes() equals kv::kv_row_bytes() of the sizing formula
-// (tests/kv/kv_sizing_test.cpp checks that they agree).
+// kv_head_bytes() is the one row-size formula: the paged and contiguous
+// caches lay rows out with it, and every KV size folio reports (the pool's
+// blocks, `folio info`) is a sum of it over layers and heads. KvDtype is
+// defined here, once; --kv-cache-dtype parses into it.
 #pragma once
 
 #include <cstddef>
-
-#include "kernels/attention.h"
+#include <string_view>
 
 namespace folio::kernels {
+
+enum class KvDtype { kF32, kF16, kI8 };
+
+// --kv-cache-dtype: "auto" / "f16" / "float16", "f32" / "float32", "int8".
+// Throws folio::Error naming the accepted values otherwise.
+KvDtype parse_kv_dtype(std::string_view name);
+// "f32", "f16", "int8" (as --kv-cache-dtype spells them).
+const char* kv_dtype_name(KvDtype dtype);
 
 inline constexpr std::size_t kKvI8Group = 32;
 

@@ -7,11 +7,15 @@
 
 #include <cstdint>
 
+#include "base/strong_id.h"
+#include "base/token_id.h"
+
 namespace folio::kv {
 
 using BlockId = std::int32_t;
-using TokenId = std::int32_t;
-using SeqId = std::uint64_t;
+// One scheduler sequence (a request with n > 1 samples owns n of them).
+// A strong type: an engine RequestId does not convert to it.
+using SeqId = StrongId<struct SeqTag>;
 
 inline constexpr BlockId kNoBlock = -1;
 

@@ -17,9 +17,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/token_id.h"
+
 namespace folio::model {
 
-using TokenId = std::int32_t;
 
 struct Batch {
   std::vector<TokenId> tokens;

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/token_id.h"
+
 namespace folio::sampling {
 
-using TokenId = std::int32_t;
 
 struct SamplingParams {
   float temperature = 1.0f;         // 0 = greedy; otherwise logits are divided by it

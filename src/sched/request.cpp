@@ -27,22 +27,6 @@ const char* status_name(RequestStatus s) {
   return "?";
 }
 
-const char* finish_reason_name(FinishReason r) {
-  switch (r) {
-    case FinishReason::kNone:
-      return "";
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kAbort:
-      return "abort";
-    case FinishReason::kError:
-      return "error";
-  }
-  return "?";
-}
-
 bool is_finished(RequestStatus s) {
   return s != RequestStatus::kWaiting && s != RequestStatus::kRunning &&
          s != RequestStatus::kPreempted;

@@ -23,13 +23,13 @@
 #include <span>
 #include <vector>
 
+#include "base/finish_reason.h"
 #include "kv/block_hash.h"
 #include "kv/types.h"
 
 namespace folio::sched {
 
-using RequestId = std::uint64_t;
-using TokenId = kv::TokenId;
+using kv::SeqId;
 
 enum class RequestStatus {
   kWaiting,
@@ -41,19 +41,15 @@ enum class RequestStatus {
   kFinishedError,
 };
 
-enum class FinishReason { kNone, kStop, kLength, kAbort, kError };
-
 const char* status_name(RequestStatus s);
-// OpenAI finish_reason: "stop", "length", "abort", "error" ("" for kNone).
-const char* finish_reason_name(FinishReason r);
 bool is_finished(RequestStatus s);
 RequestStatus finished_status(FinishReason r);
 
 enum class SchedulingPolicy { kFcfs, kPriority };
 
 struct Request {
-  RequestId id = 0;
-  RequestId parent_id = 0;        // == id for a root request
+  SeqId id;
+  SeqId parent_id;            // == id for a root request
   std::int32_t sample_index = 0;  // which of the parent's n samples
   std::vector<TokenId> tokens;    // prompt, then outputs
   std::int32_t num_prompt_tokens = 0;

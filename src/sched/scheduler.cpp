@@ -19,31 +19,22 @@ Scheduler::Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_
   }
 }
 
-RequestId Scheduler::add_request(const RequestSpec& spec) {
+SeqId Scheduler::add_request(const RequestSpec& spec) {
+  // Callers admit requests first (engine/request_limits.h gives the user's
+  // error); here a request that can never run is a bug.
   const auto prompt = static_cast<std::int64_t>(spec.prompt.size());
-  if (prompt == 0) throw Error("request has an empty prompt");
-  if (spec.max_tokens < 1) throw Error("max_tokens must be >= 1");
-  if (spec.n < 1 || spec.n > config_.max_num_seqs)
-    throw Error("n = " + std::to_string(spec.n) + " must be between 1 and --max-num-seqs (" +
-                std::to_string(config_.max_num_seqs) + ")");
+  FOLIO_CHECK(prompt > 0 && spec.max_tokens >= 1, "request was not admitted");
+  FOLIO_CHECK(spec.n >= 1 && spec.n <= config_.max_num_seqs, "n outside [1, --max-num-seqs]");
   const std::int64_t total = prompt + spec.max_tokens;
-  if (total > config_.max_model_len)
-    throw Error("request needs " + std::to_string(total) + " tokens (prompt " +
-                std::to_string(prompt) + " + max_tokens " + std::to_string(spec.max_tokens) +
-                ") but --max-model-len is " + std::to_string(config_.max_model_len));
+  FOLIO_CHECK(total <= config_.max_model_len, "prompt + max_tokens > --max-model-len");
   // The last sampled token is never fed back, so a sequence holds at most
   // total - 1 positions; it must fit alone in the pool (others can be
   // preempted), or it would wait forever.
   const std::int64_t bs = kv_.block_size();
-  const std::int64_t blocks = (total - 1 + bs - 1) / bs;
-  if (blocks > kv_.num_blocks())
-    throw Error("request needs " + std::to_string(blocks) + " KV blocks (" +
-                std::to_string(total - 1) + " positions) but the KV cache holds only " +
-                std::to_string(kv_.num_blocks()) +
-                " blocks; raise --kv-cache-memory or lower max_tokens");
+  FOLIO_CHECK((total - 1 + bs - 1) / bs <= kv_.num_blocks(), "request larger than the KV pool");
 
   auto r = std::make_unique<Request>();
-  r->id = next_id_++;
+  r->id = SeqId{next_id_++};
   r->parent_id = r->id;
   r->tokens = spec.prompt;
   r->num_prompt_tokens = static_cast<std::int32_t>(prompt);
@@ -58,17 +49,17 @@ RequestId Scheduler::add_request(const RequestSpec& spec) {
   return raw->id;
 }
 
-const Request* Scheduler::find(RequestId id) const {
+const Request* Scheduler::find(SeqId id) const {
   auto it = requests_.find(id);
   return it == requests_.end() ? nullptr : it->second.get();
 }
 
-Request* Scheduler::find_mut(RequestId id) {
+Request* Scheduler::find_mut(SeqId id) {
   auto it = requests_.find(id);
   return it == requests_.end() ? nullptr : it->second.get();
 }
 
-bool Scheduler::finish_request(RequestId id, FinishReason reason) {
+bool Scheduler::finish_request(SeqId id, FinishReason reason) {
   FOLIO_CHECK(reason != FinishReason::kNone);
   Request* r = find_mut(id);
   if (r == nullptr) return false;
@@ -212,8 +203,11 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocati
     r.runner_has_table = true;
   }
   s.cow = std::move(slots.cow);
-  s.sample = s.start_pos + num_new == r.num_tokens();
-  s.num_samples = s.sample ? r.pending_samples() : 0;
+  // Caught up: the last token's logits give the next token (one row; a
+  // speculative step will ask for one row per verified token).
+  const bool caught_up = s.start_pos + num_new == r.num_tokens();
+  s.num_logits = caught_up ? 1 : 0;
+  s.num_samples = caught_up ? r.pending_samples() : 0;
   out.requests.push_back(std::move(s));
 }
 

@@ -41,16 +41,16 @@ class Scheduler {
   // Throws folio::Error for limits that cannot work (non-positive values).
   Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_config);
 
-  // Queues a request and returns its id. Throws folio::Error, naming the
-  // limit, when it can never run: empty prompt, max_tokens < 1, n outside
-  // [1, max_num_seqs], prompt + max_tokens > max_model_len, or more KV
-  // blocks than the whole pool holds.
-  RequestId add_request(const RequestSpec& spec);
+  // Queues a request and returns its sequence id. The request must have
+  // been admitted (engine/request_limits.h): one that can never run (empty
+  // prompt, max_tokens < 1, n outside [1, max_num_seqs], prompt + max_tokens
+  // > max_model_len, more KV blocks than the pool) fails a FOLIO_CHECK.
+  SeqId add_request(const RequestSpec& spec);
   // Ends one sequence now (any live state) and frees its blocks; it is
   // reported in the next plan's finished_ids. False if unknown/finished.
   // Children of an n > 1 request are separate sequences.
-  bool abort(RequestId id) { return finish_request(id, FinishReason::kAbort); }
-  bool finish_request(RequestId id, FinishReason reason);
+  bool abort(SeqId id) { return finish_request(id, FinishReason::kAbort); }
+  bool finish_request(SeqId id, FinishReason reason);
 
   SchedulerOutput schedule();
   std::vector<SequenceOutput> update(const SchedulerOutput& plan, const ModelRunnerOutput& result);
@@ -61,7 +61,7 @@ class Scheduler {
   std::int32_t num_running() const { return static_cast<std::int32_t>(running_.size()); }
   std::span<Request* const> running() const { return running_; }
   const RequestQueue& waiting() const { return waiting_; }
-  const Request* find(RequestId id) const;
+  const Request* find(SeqId id) const;
   std::int64_t num_preemptions() const { return num_preemptions_; }
   const kv::KvCacheManager& kv() const { return kv_; }
   kv::KvCacheManager& kv() { return kv_; }
@@ -83,15 +83,15 @@ class Scheduler {
   void finish(Request& r, FinishReason reason);
   void insert_running(Request* r);
   void remove_running(Request* r);
-  Request* find_mut(RequestId id);
+  Request* find_mut(SeqId id);
 
   SchedulerConfig config_;
   kv::KvCacheManager kv_;
-  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;  // live ones
+  std::unordered_map<SeqId, std::unique_ptr<Request>> requests_;  // live ones
   RequestQueue waiting_;                                              // WAITING and PREEMPTED
   std::vector<Request*> running_;                                     // RUNNING, in policy order
-  std::vector<RequestId> finished_since_plan_;
-  RequestId next_id_ = 1;
+  std::vector<SeqId> finished_since_plan_;
+  std::uint64_t next_id_ = 1;
   std::uint64_t step_ = 0;
   bool plan_pending_ = false;
   std::int64_t num_preemptions_ = 0;

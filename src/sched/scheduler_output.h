@@ -21,24 +21,28 @@
 namespace folio::sched {
 
 struct ScheduledRequest {
-  RequestId id = 0;
+  SeqId id;
   std::int32_t start_pos = 0;    // == num_computed_tokens: first position computed
   std::vector<TokenId> tokens;   // tokens at positions start_pos ...
   std::int32_t blocks_from = 0;  // block-table delta (see above)
   std::vector<kv::BlockId> block_ids;
   std::vector<kv::CowCopy> cow;  // also gathered in SchedulerOutput::cow_copies
-  bool sample = false;           // logits of the last token wanted
+  // Logit rows wanted: those of the last num_logits tokens, in order (0: none,
+  // a prefill chunk; 1: the next token; k + 1 when k speculative tokens are
+  // verified). The runner returns them in plan order.
+  std::int32_t num_logits = 0;
   std::int32_t num_samples = 0;  // tokens to draw when sampling (n before a fork)
 
   std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
+  bool sample() const { return num_logits > 0; }
 };
 
 struct SchedulerOutput {
   std::uint64_t step = 0;
   std::vector<ScheduledRequest> requests;
   std::vector<kv::CowCopy> cow_copies;   // run before the forward pass
-  std::vector<RequestId> preempted_ids;  // this step
-  std::vector<RequestId> finished_ids;   // since the previous plan (incl. aborts)
+  std::vector<SeqId> preempted_ids;  // this step
+  std::vector<SeqId> finished_ids;   // since the previous plan (incl. aborts)
   std::int32_t total_tokens = 0;
 };
 
@@ -50,7 +54,7 @@ struct SampledToken {
 };
 
 struct RequestResult {
-  RequestId id = 0;
+  SeqId id;
   std::vector<SampledToken> samples;  // num_samples of the plan entry
 };
 
@@ -61,8 +65,8 @@ struct ModelRunnerOutput {
 // What update() reports per sequence that got tokens or finished. Children
 // created by a fork appear here first, with their parent's id.
 struct SequenceOutput {
-  RequestId id = 0;
-  RequestId parent_id = 0;
+  SeqId id;
+  SeqId parent_id;
   std::int32_t sample_index = 0;
   std::vector<TokenId> new_tokens;
   FinishReason finish = FinishReason::kNone;

@@ -10,7 +10,7 @@ std::vector<SequenceOutput> Scheduler::update(const SchedulerOutput& plan,
                                               const ModelRunnerOutput& result) {
   FOLIO_CHECK(plan_pending_ && plan.step == step_, "update() must follow its own schedule()");
   plan_pending_ = false;
-  std::unordered_map<RequestId, const RequestResult*> by_id;
+  std::unordered_map<SeqId, const RequestResult*> by_id;
   for (const auto& res : result.results) by_id[res.id] = &res;
 
   std::vector<SequenceOutput> outs;
@@ -20,11 +20,11 @@ std::vector<SequenceOutput> Scheduler::update(const SchedulerOutput& plan,
     FOLIO_CHECK(r->num_computed_tokens == s.start_pos, "plan and request disagree");
     r->num_computed_tokens += s.num_tokens();
     kv_.cache_full_blocks(r->id, r->tokens, r->num_computed_tokens, r->cache_salt, r->block_hashes);
-    if (!s.sample) continue;
+    if (!s.sample()) continue;
     auto it = by_id.find(s.id);
     FOLIO_CHECK(
         it != by_id.end() && it->second->samples.size() == static_cast<std::size_t>(s.num_samples),
-        "runner output lacks the planned samples of request " + std::to_string(s.id));
+        "runner output lacks the planned samples of sequence " + to_string(s.id));
     commit_samples(*r, *it->second, outs);
   }
   return outs;
@@ -48,7 +48,7 @@ void Scheduler::commit_samples(Request& r, const RequestResult& result,
 void Scheduler::fork_child(Request& parent, std::int32_t k, const SampledToken& s,
                            std::vector<SequenceOutput>& outs) {
   auto c = std::make_unique<Request>();
-  c->id = next_id_++;
+  c->id = SeqId{next_id_++};
   c->parent_id = parent.id;
   c->sample_index = k;
   c->tokens = parent.tokens;

@@ -11,9 +11,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "server/engine_client.h"
+#include "engine/protocol.h"
 
 namespace folio::server {
+
+using engine::RequestId;
 
 class Admission {
  public:

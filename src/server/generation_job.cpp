@@ -1,6 +1,8 @@
-// server/generation_job.cpp: engine deltas -> OpenAI responses for one request.
+// server/generation_job.cpp: engine outputs -> OpenAI responses for one request.
 #include "server/generation_job.h"
 
+#include "base/error.h"
+#include "base/timer.h"
 #include "server/api_error.h"
 #include "server/sse.h"
 
@@ -13,14 +15,18 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
   meta_.created = unix_now();
   meta_.model = req_.model;
   meta_.include_usage = req_.include_usage;
-  arrival_ = steady_seconds();
+  arrival_ = monotonic_seconds();
   for (std::size_t p = 0; p < req_.prompts.size(); ++p) {
     // Echo puts the prompt text first, so completions' text offsets start after it.
-    const std::size_t base = req_.echo ? req_.prompt_texts[p].size() : 0;
+    engine::OutputOptions opt;
+    opt.skip_special_tokens = req_.skip_special_tokens;
+    opt.text_offset_base = req_.echo ? req_.prompt_texts[p].size() : 0;
+    Engine e;
+    e.out = std::make_unique<engine::OutputProcessor>(*ctx_.model.tokenizer, req_.params, req_.n, opt);
+    e.prompt_tokens = static_cast<std::int32_t>(req_.prompts[p].size());
+    engines_.push_back(std::move(e));
     for (std::int32_t s = 0; s < req_.n; ++s) {
       Choice c;
-      c.out = std::make_unique<ChoiceOutput>(*ctx_.model.tokenizer, req_.params,
-                                             req_.skip_special_tokens, base);
       if (req_.echo) c.text = req_.prompt_texts[p];
       choices_.push_back(std::move(c));
     }
@@ -29,42 +35,40 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
 
 GenerationJob::~GenerationJob() {
   for (auto& e : engines_) {
-    if (e.stream) e.stream->set_notify(nullptr);
+    if (e.channel) e.channel->set_notify(nullptr);
   }
   release_all(!done_);
 }
 
 void GenerationJob::submit() {
   if (ctx_.draining) throw ApiError(503, "the server is shutting down");
+  // Admit first: a request that can never run is the client's fault (400)
+  // whether or not the server has room for it now.
+  std::vector<engine::AdmittedRequest> admitted;
   std::vector<RequestId> ids;
-  for (std::size_t i = 0; i < req_.prompts.size(); ++i) ids.push_back(ctx_.next_request_id());
+  for (std::size_t i = 0; i < req_.prompts.size(); ++i) {
+    engine::EngineRequest er;
+    er.id = ctx_.next_request_id();
+    er.prompt = req_.prompts[i];
+    er.params = req_.params;
+    er.n = req_.n;
+    er.priority = req_.priority;
+    er.arrival_time = arrival_;
+    try {
+      admitted.push_back(ctx_.engine.limits().admit(std::move(er), arrival_));
+    } catch (const Error& e) {
+      throw ApiError(400, e.what());
+    }
+    ids.push_back(admitted.back().request().id);
+  }
   if (!ctx_.admission.try_acquire(ids)) {
     throw ApiError(429, "the server is at capacity (" + std::to_string(ctx_.config.max_queue) +
                             " requests in flight, --max-queue); retry later");
   }
-  for (std::size_t i = 0; i < req_.prompts.size(); ++i) {
-    Engine e;
-    e.id = ids[i];
-    engines_.push_back(std::move(e));  // before submit: the destructor releases all ids
-  }
-  for (std::size_t i = 0; i < req_.prompts.size(); ++i) {
-    EngineRequest er;
-    er.id = ids[i];
-    er.prompt = req_.prompts[i];
-    er.params = req_.params;
-    er.params.max_tokens = req_.max_tokens[i];
-    er.n = req_.n;
-    er.arrival_time = arrival_;
-    er.priority = req_.priority;
-    try {
-      engines_[i].stream = ctx_.engine.submit(std::move(er));
-    } catch (const EngineOverloaded& e) {
-      throw ApiError(503, e.what());
-    } catch (const Error& e) {
-      throw ApiError(400, e.what());
-    }
-    engines_[i].prompt_tokens = static_cast<std::int32_t>(req_.prompts[i].size());
-  }
+  // From here on the destructor releases every slot (and aborts what was submitted).
+  for (std::size_t i = 0; i < admitted.size(); ++i) engines_[i].id = ids[i];
+  for (std::size_t i = 0; i < admitted.size(); ++i)
+    engines_[i].channel = ctx_.engine.submit(std::move(admitted[i]));
   std::int64_t prompt_tokens = 0;
   for (const auto& p : req_.prompts) prompt_tokens += static_cast<std::int64_t>(p.size());
   ctx_.metrics.add_prompt_tokens(prompt_tokens);
@@ -72,7 +76,7 @@ void GenerationJob::submit() {
 }
 
 void GenerationJob::attach(const std::function<void()>& notify) {
-  for (auto& e : engines_) e.stream->set_notify(notify);
+  for (auto& e : engines_) e.channel->set_notify(notify);
 }
 
 void GenerationJob::cancel() {
@@ -84,8 +88,8 @@ void GenerationJob::release_all(bool aborted) {
   if (released_) return;
   released_ = true;
   for (auto& e : engines_) {
-    if (e.finished) continue;
-    if (aborted && e.stream) {
+    if (e.finished || !e.id.valid()) continue;
+    if (aborted && e.channel) {
       ctx_.engine.abort(e.id);
       ctx_.metrics.request_finished("abort");
     }
@@ -101,9 +105,9 @@ void GenerationJob::start_frames(std::string& out) {
     if (req_.kind == ApiKind::kChat) {
       out += sse_data(chat_role_chunk(meta_, idx));
     } else if (req_.echo) {
-      ChoiceDelta d;
+      TextDelta d;
       d.text = choices_[c].text;
-      out += sse_data(delta_chunk(meta_, idx, d, *ctx_.model.tokenizer, false));
+      out += sse_data(delta_chunk(meta_, idx, d, false));
     }
   }
 }
@@ -118,7 +122,7 @@ JobOutput GenerationJob::poll() {
   bool all_finished = true;
   for (std::size_t e = 0; e < engines_.size(); ++e) {
     if (!engines_[e].finished) {
-      for (const StreamItem& item : engines_[e].stream->drain()) apply(e, item, out.bytes);
+      for (const engine::RequestOutput& item : engines_[e].channel->drain()) apply(e, item, out.bytes);
     }
     all_finished = all_finished && engines_[e].finished;
   }
@@ -130,70 +134,57 @@ JobOutput GenerationJob::poll() {
   return out;
 }
 
-void GenerationJob::apply(std::size_t e, const StreamItem& item, std::string& out) {
+void GenerationJob::apply(std::size_t e, const engine::RequestOutput& item, std::string& out) {
   Engine& eng = engines_[e];
   if (eng.finished) return;
   if (item.num_prompt_tokens > 0) eng.prompt_tokens = item.num_prompt_tokens;
   eng.cached_tokens = item.num_cached_tokens;
-  for (const SampleDelta& d : item.samples) {
-    if (d.index >= 0 && d.index < req_.n) apply_sample(e, d, out);
-  }
+  const double detok_before = eng.out->detokenize_seconds();
+  std::vector<TextDelta> deltas = eng.out->apply(item);
+  ctx_.metrics.add_stage_seconds("detokenize", eng.out->detokenize_seconds() - detok_before);
+  for (TextDelta& d : deltas) apply_delta(e, std::move(d), out);
   if (!item.error.empty()) error_ = item.error;
-  if (item.finished) finish_engine(e, item, out);
+  if (item.finished) finish_engine(e, item);
 }
 
-void GenerationJob::apply_sample(std::size_t e, const SampleDelta& d, std::string& out) {
+void GenerationJob::apply_delta(std::size_t e, TextDelta d, std::string& out) {
   Engine& eng = engines_[e];
   const std::size_t ci = e * static_cast<std::size_t>(req_.n) + static_cast<std::size_t>(d.index);
   Choice& c = choices_[ci];
-  if (c.out->finished()) return;
-  const double now = steady_seconds();
-  const double detok_before = c.out->detokenize_seconds();
-  ChoiceDelta cd = c.out->apply(d);
-  ctx_.metrics.add_stage_seconds("detokenize", c.out->detokenize_seconds() - detok_before);
-  if (!cd.tokens.empty()) {
-    ctx_.metrics.add_generation_tokens(static_cast<std::int64_t>(cd.tokens.size()));
+  const double now = monotonic_seconds();
+  if (!d.token_ids.empty()) {
+    ctx_.metrics.add_generation_tokens(static_cast<std::int64_t>(d.token_ids.size()));
     if (eng.first_token == 0) {
       eng.first_token = now;
       ctx_.metrics.observe_ttft(now - arrival_);
     } else if (c.last_token > 0) {
-      ctx_.metrics.observe_itl((now - c.last_token) / static_cast<double>(cd.tokens.size()));
+      ctx_.metrics.observe_itl((now - c.last_token) / static_cast<double>(d.token_ids.size()));
     }
     c.last_token = now;
   }
-  if (cd.stop_string_hit) ctx_.engine.finish_sample(eng.id, d.index);
-  if (cd.finish_reason) c.finish_reason = *cd.finish_reason;
-  c.text += cd.text;
-  const bool has_logprobs = req_.want_logprobs && !cd.logprobs.empty();
+  if (d.stop_string_hit) ctx_.engine.finish_sample(eng.id, d.index);
+  if (d.finish != FinishReason::kNone) c.finish = d.finish;
+  c.text += d.text;
+  const bool has_logprobs = req_.want_logprobs && !d.logprobs.empty();
   if (req_.stream) {
-    if (!cd.text.empty() || cd.finish_reason || has_logprobs) {
-      out += sse_data(delta_chunk(meta_, static_cast<std::int32_t>(ci), cd, *ctx_.model.tokenizer,
-                                  req_.want_logprobs));
+    if (!d.text.empty() || d.finish != FinishReason::kNone || has_logprobs) {
+      out += sse_data(delta_chunk(meta_, static_cast<std::int32_t>(ci), d, req_.want_logprobs));
     }
   } else if (has_logprobs) {
-    cd.text.clear();
-    c.pieces.push_back(std::move(cd));
+    d.text.clear();
+    c.pieces.push_back(std::move(d));
   }
 }
 
-void GenerationJob::finish_engine(std::size_t e, const StreamItem& item, std::string& out) {
+void GenerationJob::finish_engine(std::size_t e, const engine::RequestOutput& item) {
   Engine& eng = engines_[e];
-  // Contract: every sample has finished by the final item; be robust if not.
-  for (std::int32_t s = 0; s < req_.n; ++s) {
-    Choice& c = choices_[e * static_cast<std::size_t>(req_.n) + static_cast<std::size_t>(s)];
-    if (!c.out->finished()) {
-      SampleDelta end;
-      end.index = s;
-      end.finish = item.error.empty() ? FinishReason::kAbort : FinishReason::kError;
-      apply_sample(e, end, out);
-    }
-  }
   eng.finished = true;
   ctx_.admission.release(eng.id);
-  const double now = steady_seconds();
+  const double now = monotonic_seconds();
   ctx_.metrics.observe_e2e(now - arrival_);
   if (item.timing) ctx_.metrics.observe_timing(*item.timing);
-  ctx_.metrics.request_finished(choices_[e * static_cast<std::size_t>(req_.n)].finish_reason);
+  ctx_.metrics.request_finished(
+      finish_reason_name(choices_[e * static_cast<std::size_t>(req_.n)].finish));
 }
 
 Usage GenerationJob::usage() const {
@@ -201,8 +192,8 @@ Usage GenerationJob::usage() const {
   for (const auto& e : engines_) {
     u.prompt_tokens += e.prompt_tokens;
     u.cached_tokens += e.cached_tokens;
+    for (std::int32_t k = 0; k < e.out->n(); ++k) u.completion_tokens += e.out->sample(k).num_tokens();
   }
-  for (const auto& c : choices_) u.completion_tokens += c.out->num_tokens();
   return u;
 }
 
@@ -224,11 +215,9 @@ JobOutput GenerationJob::final_body() {
     fc.push_back(FinalChoice{.index = static_cast<std::int32_t>(i),
                              .text = std::move(choices_[i].text),
                              .pieces = std::move(choices_[i].pieces),
-                             .finish_reason = choices_[i].finish_reason});
+                             .finish = choices_[i].finish});
   }
-  return JobOutput{.bytes = server::final_body(meta_, fc, usage(), *ctx_.model.tokenizer,
-                                                req_.want_logprobs),
-                   .done = true};
+  return JobOutput{.bytes = server::final_body(meta_, fc, usage(), req_.want_logprobs), .done = true};
 }
 
 }  // namespace folio::server

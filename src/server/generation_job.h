@@ -1,10 +1,10 @@
 // server/generation_job.h: one completions / chat request in flight.
 //
 // Owns the engine requests of one HTTP request (one per prompt, each with n
-// samples), their output channels and one ChoiceOutput per choice
-// (choice index = prompt * n + sample). The HTTP session drives it on its
-// strand: submit() once, attach() a wake-up, then poll() whenever woken,
-// writing what poll() returns; cancel() when the client goes away.
+// samples), their output channels and one engine::OutputProcessor per
+// prompt (choice index = prompt * n + sample). The HTTP session drives it
+// on its strand: submit() once, attach() a wake-up, then poll() whenever
+// woken, writing what poll() returns; cancel() when the client goes away.
 // Destroying a job aborts whatever is unfinished and frees its admission
 // slots, so no path leaks an engine request.
 //
@@ -14,11 +14,10 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "server/choice_output.h"
+#include "engine/output_processor.h"
 #include "server/openai_request.h"
 #include "server/response_builder.h"
 #include "server/server_context.h"
@@ -38,8 +37,9 @@ class GenerationJob {
   GenerationJob(const GenerationJob&) = delete;
   GenerationJob& operator=(const GenerationJob&) = delete;
 
-  // Admits and submits every prompt. Throws ApiError: 429 when --max-queue is
-  // full, 503 when the engine is overloaded or draining, 400 when it refuses.
+  // Admits every prompt against the engine's limits (400 naming the limit),
+  // takes their admission slots (429 when --max-queue is full; 503 while
+  // draining) and submits them. Throws ApiError.
   void submit();
   // `notify` runs on an engine thread whenever new output may be ready.
   void attach(const std::function<void()>& notify);
@@ -52,25 +52,25 @@ class GenerationJob {
 
  private:
   struct Engine {  // one engine request (one prompt)
-    RequestId id = 0;
-    std::shared_ptr<RequestStream> stream;
+    RequestId id;
+    std::shared_ptr<engine::OutputChannel> channel;
+    std::unique_ptr<engine::OutputProcessor> out;
     bool finished = false;
     std::int32_t prompt_tokens = 0;
     std::int32_t cached_tokens = 0;
     double first_token = 0;  // steady seconds; 0 until the first token
   };
   struct Choice {
-    std::unique_ptr<ChoiceOutput> out;
     std::string text;
-    std::vector<ChoiceDelta> pieces;  // kept for logprobs of a non-stream response
-    std::string finish_reason;
+    std::vector<TextDelta> pieces;  // kept for logprobs of a non-stream response
+    FinishReason finish = FinishReason::kNone;
     double last_token = 0;
   };
 
   void start_frames(std::string& out);
-  void apply(std::size_t e, const StreamItem& item, std::string& out);
-  void apply_sample(std::size_t e, const SampleDelta& d, std::string& out);
-  void finish_engine(std::size_t e, const StreamItem& item, std::string& out);
+  void apply(std::size_t e, const engine::RequestOutput& item, std::string& out);
+  void apply_delta(std::size_t e, TextDelta d, std::string& out);
+  void finish_engine(std::size_t e, const engine::RequestOutput& item);
   std::string final_frames();
   JobOutput final_body();
   Usage usage() const;

@@ -82,7 +82,7 @@ void ServerMetrics::request_finished(const std::string& r) { std::lock_guard l(m
 void ServerMetrics::observe_ttft(double s) { std::lock_guard l(mu_); ttft_.observe(s); }
 void ServerMetrics::observe_itl(double s) { std::lock_guard l(mu_); itl_.observe(s); }
 void ServerMetrics::observe_e2e(double s) { std::lock_guard l(mu_); e2e_.observe(s); }
-void ServerMetrics::observe_timing(const RequestTiming& t) {
+void ServerMetrics::observe_timing(const engine::RequestTiming& t) {
   std::lock_guard l(mu_);
   queue_.observe(t.queued_s);
   prefill_.observe(t.prefill_s);
@@ -93,7 +93,7 @@ void ServerMetrics::add_stage_seconds(const std::string& stage, double s) {
   stages_[stage] += s;
 }
 
-std::string ServerMetrics::render(const EngineStats& e) const {
+std::string ServerMetrics::render(const engine::EngineStats& e) const {
   std::lock_guard l(mu_);
   std::string out;
   const auto gauge = [&](const char* n, const char* help, double v) {
@@ -135,7 +135,7 @@ std::string ServerMetrics::render(const EngineStats& e) const {
   // Where the time goes: server stages plus the engine's, one counter family.
   std::map<std::string, double> stages(stages_.begin(), stages_.end());
   for (const char* s : kStages) stages.try_emplace(s, 0.0);
-  for (const auto& [name, secs] : e.stage_seconds) stages[name] += secs;
+  for (const auto& [name, secs] : e.stage.named()) stages[name] += secs;
   family(out, "folio:stage_seconds_total", "counter",
          "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
          "lm_head, sampling, detokenize, update, model_load).");

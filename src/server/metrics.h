@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "server/engine_client.h"
+#include "engine/engine_stats.h"
+#include "engine/protocol.h"
 
 namespace folio::server {
 
@@ -42,10 +43,10 @@ class ServerMetrics {
   void observe_ttft(double s);
   void observe_itl(double s);
   void observe_e2e(double s);
-  void observe_timing(const RequestTiming& t);
+  void observe_timing(const engine::RequestTiming& t);
   void add_stage_seconds(const std::string& stage, double s);  // server-side stages
 
-  std::string render(const EngineStats& engine) const;
+  std::string render(const engine::EngineStats& engine) const;
 
  private:
   std::string labels_;  // model_name="..."

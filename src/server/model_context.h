@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "chat/chat_template.h"
-#include "server/engine_client.h"
 #include "tokenizer/tokenizer.h"
 
 namespace folio::server {
@@ -26,6 +25,7 @@ struct ModelContext {
   std::int32_t vocab_size = 0;
   std::string bos_token;  // template variables
   std::string eos_token;
+  double load_seconds = 0;  // model load time, the "model_load" stage of /metrics
 
   const std::string& name() const { return names.front(); }
   bool serves(std::string_view model) const;

@@ -79,41 +79,13 @@ void check_model(Fields& f, GenerationRequest& r, const ModelContext& model) {
   }
 }
 
-// max_tokens against --max-model-len, with vLLM's wording and numbers.
-void fit_lengths(GenerationRequest& r, std::optional<std::int64_t> max_tokens, const ModelContext& model) {
-  const std::int32_t limit = model.max_model_len;
-  const char* what = r.kind == ApiKind::kChat ? "messages" : "prompt";
-  for (const auto& prompt : r.prompts) {
-    const auto len = static_cast<std::int64_t>(prompt.size());
-    if (len >= limit) {
-      throw ApiError(400, "This model's maximum context length is " + std::to_string(limit) +
-                              " tokens. However, your request has " + std::to_string(len) +
-                              " input tokens. Please reduce the length of the " + what + ".");
-    }
-    if (max_tokens && len + *max_tokens > limit) {
-      throw ApiError(400, "This model's maximum context length is " + std::to_string(limit) +
-                              " tokens. However, you requested " + std::to_string(len + *max_tokens) +
-                              " tokens (" + std::to_string(len) + " in the " + what + ", " +
-                              std::to_string(*max_tokens) + " in the completion). Please reduce the "
-                              "length of the " + what + " or completion.", "max_tokens");
-    }
-    r.max_tokens.push_back(static_cast<std::int32_t>(max_tokens ? *max_tokens : limit - len));
-  }
-}
-
+// Limits (context length, the default max_tokens, the sampling ranges) are
+// the engine's RequestLimits, applied when the job admits each prompt.
 void finish(Fields& f, GenerationRequest& r, std::optional<std::int64_t> max_tokens,
-            const ModelContext& model, const ServerConfig& config) {
+            const ServerConfig& config) {
   if (r.n > config.max_n) bad_param("n", "at most " + std::to_string(config.max_n));
-  fit_lengths(r, max_tokens, model);
+  if (max_tokens) r.params.max_tokens = static_cast<std::int32_t>(*max_tokens);
   if (r.want_logprobs) r.params.logprobs = r.top_logprobs;
-  // Validate with the smallest max_tokens (min_tokens <= max_tokens).
-  r.params.max_tokens = r.max_tokens.empty() ? 1 : r.max_tokens.front();
-  for (std::int32_t m : r.max_tokens) r.params.max_tokens = std::min(*r.params.max_tokens, m);
-  try {
-    r.params.validate(model.vocab_size);
-  } catch (const Error& e) {
-    throw ApiError(400, e.what());
-  }
   r.ignored_fields = f.unread();
 }
 
@@ -188,7 +160,7 @@ GenerationRequest parse_completion_request(const nlohmann::json& body, const Mod
   Stopwatch sw;
   read_prompts(f.get("prompt"), r, model, config);
   r.tokenize_seconds = sw.seconds();
-  finish(f, r, max_tokens, model, config);
+  finish(f, r, max_tokens, config);
   return r;
 }
 
@@ -266,7 +238,7 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelCont
   if (ids.empty()) throw ApiError(400, "the rendered conversation is empty", "messages");
   r.prompt_texts.push_back(text);
   r.prompts.push_back(std::move(ids));
-  finish(f, r, max_tokens, model, config);
+  finish(f, r, max_tokens, config);
   return r;
 }
 

@@ -3,8 +3,10 @@
 // Both /v1/completions and /v1/chat/completions parse into the same struct:
 // prompts as token ids (tokenized here, the chat template applied for chat),
 // SamplingParams validated by sampling::SamplingParams::validate, and the
-// response-shaping options (stream, echo, logprobs ...). Every problem is an
-// ApiError(400) naming the parameter; an unknown `model` is ApiError(404).
+// response-shaping options (stream, echo, logprobs ...). Every problem of
+// form is an ApiError(400) naming the parameter; an unknown `model` is
+// ApiError(404). Limits (context length, default max_tokens, value ranges)
+// are checked once, by the engine's RequestLimits, when the job admits it.
 // Unknown fields are ignored and returned in `ignored_fields` for a debug log.
 #pragma once
 
@@ -27,8 +29,7 @@ struct GenerationRequest {
   std::string model;                               // as reported back (the served name)
   std::vector<std::vector<TokenId>> prompts;       // completions may carry several
   std::vector<std::string> prompt_texts;           // decoded prompts, for echo
-  sampling::SamplingParams params;                 // validated; max_tokens set per request
-  std::vector<std::int32_t> max_tokens;            // per prompt (defaults differ by length)
+  sampling::SamplingParams params;                 // as sent; the engine's limits check them
   std::int32_t n = 1;
   bool stream = false;
   bool include_usage = false;       // stream_options.include_usage

@@ -19,50 +19,40 @@ json head(const ResponseMeta& m, bool chunk) {
   return j;
 }
 
-std::string piece(const tokenizer::Tokenizer& tok, TokenId id) {
-  try {
-    return tok.token_to_piece(id);
-  } catch (const Error&) {
-    return {};
-  }
-}
-
 json bytes_of(const std::string& s) {
   json b = json::array();
   for (unsigned char c : s) b.push_back(static_cast<int>(c));
   return b;
 }
 
-json chat_logprobs(const tokenizer::Tokenizer& tok, const std::vector<const ChoiceDelta*>& pieces) {
+json chat_logprobs(const std::vector<const TextDelta*>& pieces) {
   json content = json::array();
-  for (const ChoiceDelta* d : pieces) {
-    for (std::size_t i = 0; i < d->logprobs.size(); ++i) {
-      const auto& lp = d->logprobs[i];
-      const std::string t = piece(tok, lp.chosen.id);
+  for (const TextDelta* d : pieces) {
+    for (const engine::LogprobText& lp : d->logprobs) {
       json top = json::array();
       for (const auto& alt : lp.top) {
-        const std::string at = piece(tok, alt.id);
-        top.push_back({{"token", tokenizer::utf8::to_valid(at)}, {"logprob", alt.logprob},
-                       {"bytes", bytes_of(at)}});
+        top.push_back({{"token", tokenizer::utf8::to_valid(alt.piece)}, {"logprob", alt.logprob},
+                       {"bytes", bytes_of(alt.piece)}});
       }
-      content.push_back({{"token", tokenizer::utf8::to_valid(t)}, {"logprob", lp.chosen.logprob},
-                         {"bytes", bytes_of(t)}, {"top_logprobs", top}});
+      content.push_back({{"token", tokenizer::utf8::to_valid(lp.chosen.piece)},
+                         {"logprob", lp.chosen.logprob},
+                         {"bytes", bytes_of(lp.chosen.piece)},
+                         {"top_logprobs", top}});
     }
   }
   return {{"content", content}};
 }
 
-json completion_logprobs(const tokenizer::Tokenizer& tok,
-                         const std::vector<const ChoiceDelta*>& pieces) {
+json completion_logprobs(const std::vector<const TextDelta*>& pieces) {
   json tokens = json::array(), token_lps = json::array(), tops = json::array(),
        offsets = json::array();
-  for (const ChoiceDelta* d : pieces) {
+  for (const TextDelta* d : pieces) {
     for (std::size_t i = 0; i < d->logprobs.size(); ++i) {
       const auto& lp = d->logprobs[i];
-      tokens.push_back(tokenizer::utf8::to_valid(piece(tok, lp.chosen.id)));
+      tokens.push_back(tokenizer::utf8::to_valid(lp.chosen.piece));
       token_lps.push_back(lp.chosen.logprob);
       json top = json::object();
-      for (const auto& alt : lp.top) top[tokenizer::utf8::to_valid(piece(tok, alt.id))] = alt.logprob;
+      for (const auto& alt : lp.top) top[tokenizer::utf8::to_valid(alt.piece)] = alt.logprob;
       tops.push_back(top);
       offsets.push_back(i < d->text_offsets.size() ? d->text_offsets[i] : 0);
     }
@@ -71,7 +61,9 @@ json completion_logprobs(const tokenizer::Tokenizer& tok,
           {"text_offset", offsets}};
 }
 
-json finish_json(const std::optional<std::string>& r) { return r ? json(*r) : json(nullptr); }
+json finish_json(FinishReason r) {
+  return r == FinishReason::kNone ? json(nullptr) : json(finish_reason_name(r));
+}
 
 }  // namespace
 
@@ -86,28 +78,27 @@ json usage_json(const Usage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
-json logprobs_json(ApiKind kind, const tokenizer::Tokenizer& tok,
-                   const std::vector<const ChoiceDelta*>& pieces, bool wanted) {
+json logprobs_json(ApiKind kind, const std::vector<const TextDelta*>& pieces, bool wanted) {
   if (!wanted) return nullptr;
-  return kind == ApiKind::kChat ? chat_logprobs(tok, pieces) : completion_logprobs(tok, pieces);
+  return kind == ApiKind::kChat ? chat_logprobs(pieces) : completion_logprobs(pieces);
 }
 
 std::string final_body(const ResponseMeta& m, const std::vector<FinalChoice>& choices,
-                       const Usage& usage, const tokenizer::Tokenizer& tok, bool logprobs) {
+                       const Usage& usage, bool logprobs) {
   json j = head(m, false);
   json arr = json::array();
   for (const auto& c : choices) {
-    std::vector<const ChoiceDelta*> ps;
+    std::vector<const TextDelta*> ps;
     for (const auto& p : c.pieces) ps.push_back(&p);
-    json lp = logprobs_json(m.kind, tok, ps, logprobs);
+    json lp = logprobs_json(m.kind, ps, logprobs);
     if (m.kind == ApiKind::kChat) {
       arr.push_back({{"index", c.index},
                      {"message", {{"role", "assistant"}, {"content", c.text}}},
                      {"logprobs", lp},
-                     {"finish_reason", c.finish_reason}});
+                     {"finish_reason", finish_json(c.finish)}});
     } else {
       arr.push_back({{"index", c.index}, {"text", c.text}, {"logprobs", lp},
-                     {"finish_reason", c.finish_reason}, {"stop_reason", nullptr}});
+                     {"finish_reason", finish_json(c.finish)}, {"stop_reason", nullptr}});
     }
   }
   j["choices"] = arr;
@@ -125,20 +116,20 @@ std::string chat_role_chunk(const ResponseMeta& m, std::int32_t index) {
   return dump(j);
 }
 
-std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const ChoiceDelta& d,
-                        const tokenizer::Tokenizer& tok, bool logprobs) {
+std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const TextDelta& d,
+                        bool logprobs) {
   json j = head(m, true);
-  json lp = logprobs_json(m.kind, tok, {&d}, logprobs);
+  json lp = logprobs_json(m.kind, {&d}, logprobs);
   json choice;
   if (m.kind == ApiKind::kChat) {
     // The closing chunk of a choice has an empty delta, as OpenAI sends.
     json delta = json::object();
-    if (!d.text.empty() || !d.finish_reason) delta["content"] = d.text;
+    if (!d.text.empty() || d.finish == FinishReason::kNone) delta["content"] = d.text;
     choice = {{"index", index}, {"delta", delta}, {"logprobs", lp},
-              {"finish_reason", finish_json(d.finish_reason)}};
+              {"finish_reason", finish_json(d.finish)}};
   } else {
     choice = {{"index", index}, {"text", d.text}, {"logprobs", lp},
-              {"finish_reason", finish_json(d.finish_reason)}, {"stop_reason", nullptr}};
+              {"finish_reason", finish_json(d.finish)}, {"stop_reason", nullptr}};
   }
   j["choices"] = json::array({choice});
   if (m.include_usage) j["usage"] = nullptr;

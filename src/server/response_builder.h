@@ -15,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/choice_output.h"
+#include "engine/output_processor.h"
 #include "server/openai_request.h"
 
 namespace folio::server {
+
+using engine::TextDelta;
 
 struct ResponseMeta {
   ApiKind kind = ApiKind::kCompletion;
@@ -38,23 +40,24 @@ struct Usage {
 struct FinalChoice {
   std::int32_t index = 0;
   std::string text;
-  std::vector<ChoiceDelta> pieces;  // for logprobs (tokens + logprobs + offsets)
-  std::string finish_reason;
+  std::vector<TextDelta> pieces;  // for logprobs (tokens + logprobs + offsets)
+  FinishReason finish = FinishReason::kNone;
 };
 
 nlohmann::json usage_json(const Usage& u);
 
 // The logprobs object for `pieces` in the API's format, or null when not wanted.
-nlohmann::json logprobs_json(ApiKind kind, const tokenizer::Tokenizer& tok,
-                             const std::vector<const ChoiceDelta*>& pieces, bool wanted);
+nlohmann::json logprobs_json(ApiKind kind, const std::vector<const TextDelta*>& pieces,
+                             bool wanted);
 
 std::string final_body(const ResponseMeta& m, const std::vector<FinalChoice>& choices,
-                       const Usage& usage, const tokenizer::Tokenizer& tok, bool logprobs);
+                       const Usage& usage, bool logprobs);
 
 // Chunk JSON texts (no SSE framing).
 std::string chat_role_chunk(const ResponseMeta& m, std::int32_t index);
-std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const ChoiceDelta& d,
-                        const tokenizer::Tokenizer& tok, bool logprobs);
+// A choice's delta; `d.finish` set makes it the choice's closing chunk.
+std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const TextDelta& d,
+                        bool logprobs);
 std::string usage_chunk(const ResponseMeta& m, const Usage& usage);
 
 // Never throws on invalid UTF-8 (token pieces may split characters): replaces it.

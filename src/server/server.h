@@ -2,7 +2,7 @@
 //
 //   ServerConfig cfg = ...;                       // from CLI flags
 //   ModelContext model = make_model_context(...); // tokenizer + chat template
-//   MyEngineAdapter engine(...);                  // implements EngineClient
+//   engine::EngineLoop engine(llm_engine);         // an engine::EngineClient
 //   return run_server(cfg, engine, model, logger); // until SIGINT / SIGTERM
 //
 // A small pool of IO threads (cfg.io_threads) runs every connection
@@ -16,13 +16,14 @@
 #include <memory>
 
 #include "base/log.h"
-#include "server/engine_client.h"
+#include "engine/engine_client.h"
 #include "server/model_context.h"
 #include "server/server_config.h"
 
 namespace folio::server {
 
 struct ServerContext;
+using engine::EngineClient;
 
 class Server {
  public:

@@ -15,17 +15,9 @@
 namespace folio::server {
 
 struct ServerConfig {
-  // ---- model and engine (issue #5 section 4; vLLM names) ----
+  // ---- model (vLLM names; the engine's own flags are cli/engine_flags.h) ----
   std::string model;                           // [MODEL] / --model / -m; "" = default model
   std::vector<std::string> served_model_name;  // --served-model-name; first is reported; "" -> model
-  std::int32_t max_model_len = 0;              // --max-model-len; 0 = the model's context length
-  std::int32_t max_num_seqs = 0;               // --max-num-seqs; 0 = engine default
-  std::int32_t max_num_batched_tokens = 0;     // --max-num-batched-tokens; 0 = engine default
-  std::int32_t block_size = 16;                // --block-size (tokens per KV block)
-  std::string kv_cache_memory;                 // --kv-cache-memory, e.g. "4GiB"; "" = auto
-  bool enable_prefix_caching = true;           // --enable-prefix-caching / --no-enable-prefix-caching
-  std::string scheduling_policy = "fcfs";      // --scheduling-policy: fcfs | priority
-  std::int32_t threads = 0;                    // --threads; 0 = all cores
   std::string chat_template;                   // --chat-template: a file path or the template text
 
   // ---- HTTP front end ----

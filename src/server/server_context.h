@@ -7,12 +7,15 @@
 
 #include "base/log.h"
 #include "server/admission.h"
-#include "server/engine_client.h"
+#include "engine/engine_client.h"
 #include "server/metrics.h"
 #include "server/model_context.h"
 #include "server/server_config.h"
 
 namespace folio::server {
+
+using engine::EngineClient;
+using engine::RequestId;
 
 struct ServerContext {
   ServerContext(const ServerConfig& c, EngineClient& e, const ModelContext& m, const Logger& l);
@@ -27,7 +30,7 @@ struct ServerContext {
   std::atomic<bool> draining{false};  // shutting down: refuse new work with 503
   std::int64_t started_unix = 0;      // reported as `created` of the model
 
-  RequestId next_request_id() { return next_id_.fetch_add(1) + 1; }
+  RequestId next_request_id() { return RequestId{next_id_.fetch_add(1) + 1}; }
   // An OpenAI-style id: prefix + 32 hex digits, unique within the process.
   std::string response_id(const char* prefix);
 

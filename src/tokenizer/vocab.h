@@ -12,13 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/token_id.h"
+
 namespace folio::gguf {
 class GgufFile;
 }
 
 namespace folio::tokenizer {
 
-using TokenId = std::int32_t;
 
 // tokenizer.ggml.model
 enum class VocabKind { kBpe /* "gpt2" */, kSpm /* "llama" */ };

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "engine/llm_engine.h"
+#include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -49,13 +50,30 @@ inline EngineConfig small_config() {
   c.max_num_batched_tokens = 64;
   c.block_size = 4;  // many blocks per sequence: tables, partial blocks, COW all exercised
   c.kv_cache_memory = 32ll << 20;
-  c.threads = 2;
   return c;
 }
 
-inline std::unique_ptr<LLMEngine> make_engine(const EngineConfig& c) {
-  const Loaded& m = smollm();
-  return std::make_unique<LLMEngine>(m.model, &m.tok, m.eos, c);
+// The real runner (2 kernel threads) and the engine core over it: the
+// runner is a base so that it is built before the engine that refers to it.
+struct RunnerHolder {
+  PagedModelRunner runner{smollm().model, 2};
+};
+struct RealEngine : RunnerHolder, LLMEngine {
+  explicit RealEngine(const EngineConfig& c) : LLMEngine(runner, smollm().eos, c) {}
+};
+
+inline std::unique_ptr<RealEngine> make_engine(const EngineConfig& c) {
+  return std::make_unique<RealEngine>(c);
+}
+
+inline EngineRequest req(std::uint64_t id, std::vector<TokenId> prompt, sampling::SamplingParams p,
+                         std::int32_t n = 1) {
+  EngineRequest r;
+  r.id = RequestId{id};
+  r.prompt = std::move(prompt);
+  r.params = std::move(p);
+  r.n = n;
+  return r;
 }
 
 inline sampling::SamplingParams greedy(std::int32_t max_tokens) {
@@ -69,7 +87,6 @@ inline sampling::SamplingParams greedy(std::int32_t max_tokens) {
 // Everything one sample produced.
 struct SampleResult {
   std::vector<TokenId> tokens;
-  std::string text;
   FinishReason finish = FinishReason::kNone;
 };
 
@@ -80,7 +97,6 @@ inline std::vector<SampleResult> collect(const std::vector<RequestOutput>& items
     for (const SampleDelta& d : o.samples) {
       auto& r = out.at(static_cast<std::size_t>(d.index));
       r.tokens.insert(r.tokens.end(), d.token_ids.begin(), d.token_ids.end());
-      r.text += d.text;
       if (d.finish != FinishReason::kNone) r.finish = d.finish;
     }
   }

@@ -8,6 +8,8 @@
 // wrong-position or wrong-head error (which moves outputs by O(max|v|)).
 #include <gtest/gtest.h>
 
+#include "base/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -194,6 +196,22 @@ TEST(KvRow, Int8RoundTripIsWithinHalfAStep) {
       }
     }
   }
+}
+
+// The one row-size formula (every KV size folio reports is a sum of it) and
+// --kv-cache-dtype's spellings.
+TEST(KvRow, HeadBytesAndDtypeNames) {
+  EXPECT_EQ(kv_head_bytes(KvDtype::kF32, 64), 256u);
+  EXPECT_EQ(kv_head_bytes(KvDtype::kF16, 64), 128u);
+  EXPECT_EQ(kv_head_bytes(KvDtype::kI8, 64), 64u + 2 * 2);  // two fp16 scales
+  EXPECT_EQ(kv_head_bytes(KvDtype::kI8, 80), 80u + 2 * 3);  // a partial last group
+  EXPECT_EQ(parse_kv_dtype("auto"), KvDtype::kF16);
+  EXPECT_EQ(parse_kv_dtype("float16"), KvDtype::kF16);
+  EXPECT_EQ(parse_kv_dtype("float32"), KvDtype::kF32);
+  EXPECT_EQ(parse_kv_dtype("int8"), KvDtype::kI8);
+  for (KvDtype d : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8})
+    EXPECT_EQ(parse_kv_dtype(kv_dtype_name(d)), d);
+  for (const char* bad : {"int4", "fp8", "", "F16"}) EXPECT_THROW(parse_kv_dtype(bad), Error) << bad;
 }
 
 // A window of 1 attends only to the current position: output = V[pos] exactly.

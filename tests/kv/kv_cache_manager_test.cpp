@@ -28,9 +28,9 @@ void fill(KvCacheManager& m, SeqId seq, const std::vector<TokenId>& tokens) {
 TEST(KvCacheManager, PrefixHitReusesExactBlocks) {
   KvCacheManager m({8, 4, true, nullptr});
   auto a = seq_tokens(100, 10);
-  fill(m, 1, a);
-  EXPECT_EQ(m.table(1)->blocks, (V{0, 1, 2}));
-  m.free(1);  // released tail first: 2, 1, 0
+  fill(m, SeqId{1}, a);
+  EXPECT_EQ(m.table(SeqId{1})->blocks, (V{0, 1, 2}));
+  m.free(SeqId{1});  // released tail first: 2, 1, 0
   EXPECT_EQ(m.pool().free_list_order(), (V{3, 4, 5, 6, 7, 2, 1, 0}));
   EXPECT_EQ(m.stats().blocks_cached_free, 2);  // blocks 0 and 1 were full
 
@@ -43,7 +43,7 @@ TEST(KvCacheManager, PrefixHitReusesExactBlocks) {
   PrefixHit hit = m.find_longest_prefix(lookup, 0, hashes);
   EXPECT_EQ(hit.blocks, (V{0, 1}));
   EXPECT_EQ(hit.num_tokens, 8);
-  auto slots = m.allocate_slots(2, 8, 3, hit.blocks);
+  auto slots = m.allocate_slots(SeqId{2}, 8, 3, hit.blocks);
   ASSERT_TRUE(slots);
   EXPECT_EQ(slots->blocks_from, 0);
   EXPECT_EQ(slots->block_ids, (V{0, 1, 3}));
@@ -74,11 +74,11 @@ BlockHash constant_hash(const BlockHash*, std::span<const TokenId>, std::uint64_
 TEST(KvCacheManager, ForcedHashCollisionIsCaughtByTokenCheck) {
   KvCacheManager m({8, 4, true, &constant_hash});
   auto a = seq_tokens(0, 8);
-  fill(m, 1, a);
+  fill(m, SeqId{1}, a);
   // Block 0 took the (only) hash; block 1 collided and stayed uncached.
   EXPECT_TRUE(m.pool().is_cached(0));
   EXPECT_FALSE(m.pool().is_cached(1));
-  m.free(1);
+  m.free(SeqId{1});
   auto other = seq_tokens(50, 8);
   std::vector<BlockHash> h1;
   EXPECT_TRUE(m.find_longest_prefix(other, 0, h1).blocks.empty());  // same hash, other tokens
@@ -88,34 +88,34 @@ TEST(KvCacheManager, ForcedHashCollisionIsCaughtByTokenCheck) {
 
 TEST(KvCacheManager, ForkSharesBlocksAndFirstWriterCopies) {
   KvCacheManager m({8, 4, true, nullptr});
-  ASSERT_TRUE(m.allocate_slots(1, 0, 6));  // prompt of 6: blocks 0, 1 (1 is partial)
-  m.fork(1, 2);
-  m.fork(1, 3);
+  ASSERT_TRUE(m.allocate_slots(SeqId{1}, 0, 6));  // prompt of 6: blocks 0, 1 (1 is partial)
+  m.fork(SeqId{1}, SeqId{2});
+  m.fork(SeqId{1}, SeqId{3});
   EXPECT_EQ(m.pool().ref_count(0), 3);
   EXPECT_EQ(m.pool().ref_count(1), 3);
 
-  auto s1 = m.allocate_slots(1, 6, 1);  // writes position 6, inside shared block 1
+  auto s1 = m.allocate_slots(SeqId{1}, 6, 1);  // writes position 6, inside shared block 1
   ASSERT_TRUE(s1);
   EXPECT_EQ(s1->cow, (std::vector<CowCopy>{{1, 2}}));
   EXPECT_EQ(s1->blocks_from, 1);
   EXPECT_EQ(s1->block_ids, (V{2}));
-  EXPECT_EQ(m.table(1)->blocks, (V{0, 2}));
+  EXPECT_EQ(m.table(SeqId{1})->blocks, (V{0, 2}));
 
-  auto s2 = m.allocate_slots(2, 6, 1);
+  auto s2 = m.allocate_slots(SeqId{2}, 6, 1);
   ASSERT_TRUE(s2);
   EXPECT_EQ(s2->cow, (std::vector<CowCopy>{{1, 3}}));
-  EXPECT_EQ(m.table(2)->blocks, (V{0, 3}));
+  EXPECT_EQ(m.table(SeqId{2})->blocks, (V{0, 3}));
 
-  auto s3 = m.allocate_slots(3, 6, 1);  // last holder writes in place
+  auto s3 = m.allocate_slots(SeqId{3}, 6, 1);  // last holder writes in place
   ASSERT_TRUE(s3);
   EXPECT_TRUE(s3->cow.empty());
   EXPECT_EQ(s3->blocks_from, 2);
   EXPECT_TRUE(s3->block_ids.empty());
-  EXPECT_EQ(m.table(3)->blocks, (V{0, 1}));
+  EXPECT_EQ(m.table(SeqId{3})->blocks, (V{0, 1}));
   EXPECT_EQ(m.pool().ref_count(0), 3);
   EXPECT_EQ(m.pool().ref_count(1), 1);
 
-  auto s4 = m.allocate_slots(3, 7, 2);  // positions 7, 8: a new block
+  auto s4 = m.allocate_slots(SeqId{3}, 7, 2);  // positions 7, 8: a new block
   ASSERT_TRUE(s4);
   EXPECT_EQ(s4->blocks_from, 2);
   EXPECT_EQ(s4->block_ids, (V{4}));
@@ -124,9 +124,9 @@ TEST(KvCacheManager, ForkSharesBlocksAndFirstWriterCopies) {
 
 TEST(KvCacheManager, ForkOnFullBlockNeedsNoCopy) {
   KvCacheManager m({8, 4, true, nullptr});
-  ASSERT_TRUE(m.allocate_slots(1, 0, 8));
-  m.fork(1, 2);
-  auto s = m.allocate_slots(1, 8, 1);
+  ASSERT_TRUE(m.allocate_slots(SeqId{1}, 0, 8));
+  m.fork(SeqId{1}, SeqId{2});
+  auto s = m.allocate_slots(SeqId{1}, 8, 1);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->cow.empty());
   EXPECT_EQ(s->block_ids, (V{2}));
@@ -135,10 +135,10 @@ TEST(KvCacheManager, ForkOnFullBlockNeedsNoCopy) {
 TEST(KvCacheManager, SlotAllocationIsAllOrNothing) {
   KvCacheManager m({4, 4, true, nullptr});
   auto a = seq_tokens(0, 12);
-  fill(m, 1, a);                           // blocks 0 1 2, all full and cached
-  m.free(1);                               // free list 3 2 1 0
-  ASSERT_TRUE(m.allocate_slots(9, 0, 4));  // another sequence takes block 3
-  EXPECT_EQ(m.table(9)->blocks, (V{3}));
+  fill(m, SeqId{1}, a);                           // blocks 0 1 2, all full and cached
+  m.free(SeqId{1});                               // free list 3 2 1 0
+  ASSERT_TRUE(m.allocate_slots(SeqId{9}, 0, 4));  // another sequence takes block 3
+  EXPECT_EQ(m.table(SeqId{9})->blocks, (V{3}));
 
   // 13 tokens with the same prefix: hits 0, 1 (revived from the free list)
   // and needs 2 fresh blocks: 4 free-list blocks, only 3 there.
@@ -147,14 +147,14 @@ TEST(KvCacheManager, SlotAllocationIsAllOrNothing) {
   auto hit = m.find_longest_prefix(std::span<const TokenId>(b).first(12), 0, hashes);
   EXPECT_EQ(hit.blocks, (V{0, 1, 2}));
   auto partial = V{0, 1};
-  EXPECT_FALSE(m.allocate_slots(2, 8, 9, partial));
-  EXPECT_EQ(m.table(2), nullptr);
+  EXPECT_FALSE(m.allocate_slots(SeqId{2}, 8, 9, partial));
+  EXPECT_EQ(m.table(SeqId{2}), nullptr);
   EXPECT_EQ(m.pool().free_list_order(), (V{2, 1, 0}));
   EXPECT_EQ(m.pool().num_cached_free(), 3);
   // With all three hits it needs 3 + 1 > 3: still nothing.
-  EXPECT_FALSE(m.allocate_slots(2, 12, 1, hit.blocks));
-  m.free(9);
-  auto ok = m.allocate_slots(2, 12, 1, hit.blocks);
+  EXPECT_FALSE(m.allocate_slots(SeqId{2}, 12, 1, hit.blocks));
+  m.free(SeqId{9});
+  auto ok = m.allocate_slots(SeqId{2}, 12, 1, hit.blocks);
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->block_ids, (V{0, 1, 2, 3}));
   EXPECT_EQ(m.pool().verify(), "");
@@ -162,8 +162,8 @@ TEST(KvCacheManager, SlotAllocationIsAllOrNothing) {
 
 TEST(KvCacheManager, UtilizationStats) {
   KvCacheManager m({8, 4, true, nullptr});
-  ASSERT_TRUE(m.allocate_slots(1, 0, 5));
-  ASSERT_TRUE(m.allocate_slots(2, 0, 3));
+  ASSERT_TRUE(m.allocate_slots(SeqId{1}, 0, 5));
+  ASSERT_TRUE(m.allocate_slots(SeqId{2}, 0, 3));
   KvStats s = m.stats();
   EXPECT_EQ(s.blocks_total, 8);
   EXPECT_EQ(s.blocks_used, 3);
@@ -173,7 +173,7 @@ TEST(KvCacheManager, UtilizationStats) {
   m.record_prefix_query(10, 4);
   EXPECT_EQ(m.stats().prefix_query_tokens, 10);
   EXPECT_EQ(m.stats().prefix_hit_tokens, 4);
-  m.free(1);
+  m.free(SeqId{1});
   EXPECT_EQ(m.stats().live_tokens, 3);
   EXPECT_EQ(m.stats().blocks_used, 1);
 }

@@ -15,7 +15,7 @@
 namespace folio {
 namespace {
 
-using Tokens = std::vector<model::TokenId>;
+using Tokens = std::vector<TokenId>;
 
 // Two prompts of different lengths (ids from the SmolLM2 vocabulary) and
 // the tokens fed after them.
@@ -112,7 +112,7 @@ TEST(ModelBatch, MalformedBatchIsRejectedBeforeTouchingTheCache) {
   auto kv = f.cache(1);
   model::Batch b;
   b.add(1, 0, 0, true);
-  b.tokens[0] = static_cast<model::TokenId>(f.m.n_vocab());  // out of vocabulary
+  b.tokens[0] = static_cast<TokenId>(f.m.n_vocab());  // out of vocabulary
   EXPECT_THROW(f.m.forward(b, kv, f.ws, f.pool), Error);
   b.tokens[0] = 1;
   b.positions[0] = 3;  // gap: the sequence is empty

@@ -55,7 +55,7 @@ std::string data_path(const std::string& file) {
 
 struct Case {
   std::string name;
-  std::vector<model::TokenId> ids;
+  std::vector<TokenId> ids;
   std::vector<float> logits;  // [ids.size() x vocab], HF fp32
 };
 
@@ -77,7 +77,7 @@ Reference read_reference(const std::string& stem) {
   for (const auto& jc : j.at("cases")) {
     Case c;
     c.name = jc.at("name");
-    c.ids = jc.at("ids").get<std::vector<model::TokenId>>();
+    c.ids = jc.at("ids").get<std::vector<TokenId>>();
     for (const auto& row : jc.at("logits")) {
       const auto v = row.get<std::vector<float>>();
       if (v.size() != out.vocab)

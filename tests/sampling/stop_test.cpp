@@ -19,18 +19,20 @@ TEST(StopConditions, EosStopTokenMaxTokensAndMinTokens) {
   SamplingParams p;
   p.max_tokens = 5;
   p.stop_token_ids = {7};
-  EXPECT_EQ(check_token_stop(p, kEos, 2, 1), StopReason::kEos);
-  EXPECT_EQ(check_token_stop(p, kEos, 7, 1), StopReason::kStopToken);
-  EXPECT_EQ(check_token_stop(p, kEos, 3, 4), StopReason::kNone);
-  EXPECT_EQ(check_token_stop(p, kEos, 3, 5), StopReason::kMaxTokens);
-  EXPECT_STREQ(finish_reason(StopReason::kMaxTokens), "length");
-  EXPECT_STREQ(finish_reason(StopReason::kEos), "stop");
+  EXPECT_EQ(check_token_stop(p, kEos, 2, 1), FinishReason::kStop);  // EOS
+  EXPECT_EQ(check_token_stop(p, kEos, 7, 1), FinishReason::kStop);  // stop token
+  EXPECT_EQ(check_token_stop(p, kEos, 3, 4), FinishReason::kNone);
+  EXPECT_EQ(check_token_stop(p, kEos, 3, 5), FinishReason::kLength);
+  EXPECT_EQ(check_token_stop(p, kEos, 7, 5), FinishReason::kStop);  // a stop token beats length
+  EXPECT_STREQ(finish_reason_name(FinishReason::kLength), "length");
+  EXPECT_STREQ(finish_reason_name(FinishReason::kStop), "stop");
   p.ignore_eos = true;
-  EXPECT_EQ(check_token_stop(p, kEos, 2, 1), StopReason::kNone);
+  EXPECT_EQ(check_token_stop(p, kEos, 2, 1), FinishReason::kNone);
+  EXPECT_EQ(check_token_stop(p, kEos, 7, 1), FinishReason::kStop);  // ignore_eos keeps stop tokens
   p.ignore_eos = false;
   p.min_tokens = 3;
-  EXPECT_EQ(check_token_stop(p, kEos, 2, 2), StopReason::kNone);
-  EXPECT_EQ(check_token_stop(p, kEos, 2, 3), StopReason::kEos);
+  EXPECT_EQ(check_token_stop(p, kEos, 2, 2), FinishReason::kNone);
+  EXPECT_EQ(check_token_stop(p, kEos, 2, 3), FinishReason::kStop);
 }
 
 std::string feed_all(StopMatcher& m, const std::vector<std::string>& deltas, bool* stopped) {

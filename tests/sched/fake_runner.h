@@ -61,22 +61,22 @@ class FakeRunner {
 
   // Errors seen so far (empty when the plans were consistent).
   const std::vector<std::string>& errors() const { return errors_; }
-  const std::vector<kv::BlockId>* table(RequestId id) const {
+  const std::vector<kv::BlockId>* table(SeqId id) const {
     auto it = tables_.find(id);
     return it == tables_.end() ? nullptr : &it->second;
   }
   std::size_t num_tables() const { return tables_.size(); }
 
   ModelRunnerOutput run(const SchedulerOutput& plan) {
-    for (RequestId id : plan.finished_ids) tables_.erase(id);
-    for (RequestId id : plan.preempted_ids) tables_.erase(id);
+    for (SeqId id : plan.finished_ids) tables_.erase(id);
+    for (SeqId id : plan.preempted_ids) tables_.erase(id);
     for (const kv::CowCopy& c : plan.cow_copies)
       for (std::int32_t i = 0; i < bs_; ++i) slot(c.dst, i) = slot(c.src, i);
     ModelRunnerOutput out;
     for (const ScheduledRequest& s : plan.requests) {
       auto& table = tables_[s.id];
       if (s.blocks_from > static_cast<std::int32_t>(table.size())) {
-        errors_.push_back("delta past the end of the runner's table of " + std::to_string(s.id));
+        errors_.push_back("delta past the end of the runner's table of " + to_string(s.id));
         continue;
       }
       table.resize(static_cast<std::size_t>(s.blocks_from));
@@ -89,7 +89,7 @@ class FakeRunner {
         }
         at(table, pos) = {s.tokens[static_cast<std::size_t>(i)], pos};
       }
-      if (!s.sample) continue;
+      if (!s.sample()) continue;
       std::vector<TokenId> history;
       for (std::int32_t pos = 0; pos < s.start_pos + s.num_tokens(); ++pos) {
         const Slot& sl = at(table, pos);
@@ -124,7 +124,7 @@ class FakeRunner {
   std::int32_t bs_;
   std::vector<Slot> slots_;
   StopRule stop_;
-  std::unordered_map<RequestId, std::vector<kv::BlockId>> tables_;
+  std::unordered_map<SeqId, std::vector<kv::BlockId>> tables_;
   std::vector<std::string> errors_;
 };
 

@@ -13,7 +13,7 @@
 namespace folio::sched::testing {
 
 struct Collected {
-  RequestId parent_id = 0;
+  SeqId parent_id;
   std::int32_t sample_index = 0;
   std::vector<TokenId> tokens;
   FinishReason finish = FinishReason::kNone;
@@ -44,7 +44,7 @@ struct Harness {
 
   Scheduler sched;
   FakeRunner runner;
-  std::map<RequestId, Collected> out;
+  std::map<SeqId, Collected> out;
 };
 
 inline std::vector<TokenId> prompt_of(TokenId first, int n) {

@@ -15,7 +15,7 @@ namespace {
 using V = std::vector<kv::BlockId>;
 
 struct Entry {
-  RequestId id;
+  SeqId id;
   std::int32_t start;
   std::int32_t n;
   bool sample;
@@ -23,7 +23,7 @@ struct Entry {
 };
 std::vector<Entry> entries(const SchedulerOutput& p) {
   std::vector<Entry> e;
-  for (const auto& s : p.requests) e.push_back({s.id, s.start_pos, s.num_tokens(), s.sample});
+  for (const auto& s : p.requests) e.push_back({s.id, s.start_pos, s.num_tokens(), s.sample()});
   return e;
 }
 std::ostream& operator<<(std::ostream& os, const Entry& e) {
@@ -41,7 +41,7 @@ kv::KvCacheConfig kvc(std::int32_t blocks, std::int32_t bs = 4, bool caching = t
 TEST(Scheduler, ChunkedPrefillTokenCountsStepByStep) {
   Harness h(cfg(8), kvc(32));
   const auto pa = prompt_of(1, 20);
-  RequestId a = h.sched.add_request(spec(pa, 3, 0));
+  SeqId a = h.sched.add_request(spec(pa, 3, 0));
   auto p1 = h.step();
   EXPECT_EQ(entries(p1), (std::vector<Entry>{{a, 0, 8, false}}));
   EXPECT_EQ(p1.requests[0].block_ids, (V{0, 1}));
@@ -51,7 +51,7 @@ TEST(Scheduler, ChunkedPrefillTokenCountsStepByStep) {
   EXPECT_EQ(p2.requests[0].block_ids, (V{2, 3}));
 
   const auto pb = prompt_of(100, 10);
-  RequestId b = h.sched.add_request(spec(pb, 2, 1));
+  SeqId b = h.sched.add_request(spec(pb, 2, 1));
   auto p3 = h.step();  // A's last chunk, then B's first chunk in the rest of the budget
   EXPECT_EQ(entries(p3), (std::vector<Entry>{{a, 16, 4, true}, {b, 0, 4, false}}));
   EXPECT_EQ(p3.requests[0].block_ids, (V{4}));
@@ -67,16 +67,16 @@ TEST(Scheduler, ChunkedPrefillTokenCountsStepByStep) {
   EXPECT_EQ(h.out[b].tokens, reference_output(pb, 2, 0, never_stop));
   auto p6 = h.step();
   EXPECT_TRUE(p6.requests.empty());
-  EXPECT_EQ(p6.finished_ids, (std::vector<RequestId>{a, b}));
+  EXPECT_EQ(p6.finished_ids, (std::vector<SeqId>{a, b}));
   EXPECT_EQ(h.sched.kv().stats().blocks_used, 0);
 }
 
 TEST(Scheduler, DecodesKeepFlowingWhileAnOlderPromptIsChunked) {
   Harness h(cfg(8), kvc(32));
-  RequestId a = h.sched.add_request(spec(prompt_of(1, 3), 10, 5.0));
+  SeqId a = h.sched.add_request(spec(prompt_of(1, 3), 10, 5.0));
   h.step();
   // C arrived earlier (ranks before A) but A, decoding, is served first.
-  RequestId c = h.sched.add_request(spec(prompt_of(200, 40), 2, 1.0));
+  SeqId c = h.sched.add_request(spec(prompt_of(200, 40), 2, 1.0));
   auto p2 = h.step();
   EXPECT_EQ(entries(p2), (std::vector<Entry>{{a, 3, 1, true}, {c, 0, 7, false}}));
   for (int i = 0; i < 4; ++i) {
@@ -100,8 +100,8 @@ TEST(Scheduler, LongPrefillThresholdCapsEachPromptsChunk) {
   c.long_prefill_token_threshold = 5;
   Harness h(c, kvc(32));
   const auto pa = prompt_of(1, 12), pb = prompt_of(50, 3);
-  RequestId a = h.sched.add_request(spec(pa, 3, 0));
-  RequestId b = h.sched.add_request(spec(pb, 4, 1));
+  SeqId a = h.sched.add_request(spec(pa, 3, 0));
+  SeqId b = h.sched.add_request(spec(pb, 4, 1));
   EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{a, 0, 5, false}, {b, 0, 3, true}}));
   EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{b, 3, 1, true}, {a, 5, 5, false}}));
   EXPECT_EQ(entries(h.step()), (std::vector<Entry>{{b, 4, 1, true}, {a, 10, 2, true}}));
@@ -116,13 +116,13 @@ TEST(Scheduler, LongPrefillThresholdCapsEachPromptsChunk) {
 TEST(Scheduler, PrefixHitsCountAsComputedOnAdmission) {
   for (bool caching : {true, false}) {
     Harness h(cfg(64), kvc(32, 4, caching));
-    RequestId a = h.sched.add_request(spec(prompt_of(1, 12), 1, 0));
+    SeqId a = h.sched.add_request(spec(prompt_of(1, 12), 1, 0));
     h.step();  // computes 12 tokens, samples once, finishes
     EXPECT_FALSE(h.sched.has_unfinished());
     auto pb = prompt_of(1, 10);
     pb.push_back(500);
     pb.push_back(501);
-    RequestId b = h.sched.add_request(spec(pb, 2, 1));
+    SeqId b = h.sched.add_request(spec(pb, 2, 1));
     auto p = h.step();
     ASSERT_EQ(p.requests.size(), 1u);
     if (caching) {
@@ -144,14 +144,14 @@ TEST(Scheduler, PreemptsLatestArrivalAndResumesWithPrefixHit) {
   Harness h(cfg(64, 8, 16), kvc(4));
   const auto pa = prompt_of(1, 7), pb = prompt_of(50, 7);
   // A needs 7 + 6 - 1 = 12 positions (3 blocks), B 14 (4 blocks).
-  RequestId a = h.sched.add_request(spec(pa, 6, 0));
-  RequestId b = h.sched.add_request(spec(pb, 8, 1));
+  SeqId a = h.sched.add_request(spec(pa, 6, 0));
+  SeqId b = h.sched.add_request(spec(pb, 8, 1));
   auto p1 = h.step();
   EXPECT_EQ(p1.requests[0].block_ids, (V{0, 1}));
   EXPECT_EQ(p1.requests[1].block_ids, (V{2, 3}));
   h.step();            // both write position 7, filling their second blocks
   auto p3 = h.step();  // A needs a third block: B (latest arrival) gives its blocks back
-  EXPECT_EQ(p3.preempted_ids, (std::vector<RequestId>{b}));
+  EXPECT_EQ(p3.preempted_ids, (std::vector<SeqId>{b}));
   EXPECT_EQ(entries(p3), (std::vector<Entry>{{a, 8, 1, true}}));
   EXPECT_EQ(p3.requests[0].blocks_from, 2);
   EXPECT_EQ(p3.requests[0].block_ids, (V{3}));  // B's tail block, evicted first
@@ -164,7 +164,7 @@ TEST(Scheduler, PreemptsLatestArrivalAndResumesWithPrefixHit) {
     p = h.step();
   } while (p.requests.size() == 1 && p.requests[0].id == a);
   ASSERT_EQ(p.requests.size(), 1u);
-  EXPECT_EQ(p.finished_ids, (std::vector<RequestId>{a}));
+  EXPECT_EQ(p.finished_ids, (std::vector<SeqId>{a}));
   // B resumes from its cached first block: 9 tokens (7 prompt + 2 outputs),
   // 4 hit, 5 recomputed, then it samples its third token.
   EXPECT_EQ(entries(p), (std::vector<Entry>{{b, 4, 5, true}}));
@@ -179,8 +179,8 @@ TEST(Scheduler, PreemptsLatestArrivalAndResumesWithPrefixHit) {
 TEST(Scheduler, PriorityPolicyOrdersAdmissionAndPicksVictims) {
   for (auto policy : {SchedulingPolicy::kFcfs, SchedulingPolicy::kPriority}) {
     Harness h(cfg(64, 1, 64, policy), kvc(16));
-    RequestId lo = h.sched.add_request(spec(prompt_of(1, 4), 2, 0, /*priority=*/1));
-    RequestId hi = h.sched.add_request(spec(prompt_of(9, 4), 2, 1, /*priority=*/0));
+    SeqId lo = h.sched.add_request(spec(prompt_of(1, 4), 2, 0, /*priority=*/1));
+    SeqId hi = h.sched.add_request(spec(prompt_of(9, 4), 2, 1, /*priority=*/0));
     auto p = h.step();
     ASSERT_EQ(p.requests.size(), 1u);  // one seat
     EXPECT_EQ(p.requests[0].id, policy == SchedulingPolicy::kPriority ? hi : lo);
@@ -188,13 +188,13 @@ TEST(Scheduler, PriorityPolicyOrdersAdmissionAndPicksVictims) {
   }
   for (auto policy : {SchedulingPolicy::kFcfs, SchedulingPolicy::kPriority}) {
     Harness h(cfg(64, 8, 16, policy), kvc(4));
-    RequestId lo = h.sched.add_request(spec(prompt_of(1, 7), 8, 0, 5));   // earlier, low priority
-    RequestId hi = h.sched.add_request(spec(prompt_of(50, 7), 8, 1, 0));  // later, high priority
+    SeqId lo = h.sched.add_request(spec(prompt_of(1, 7), 8, 0, 5));   // earlier, low priority
+    SeqId hi = h.sched.add_request(spec(prompt_of(50, 7), 8, 1, 0));  // later, high priority
     h.step();
     h.step();
     auto p3 = h.step();
-    const RequestId victim = policy == SchedulingPolicy::kPriority ? lo : hi;
-    EXPECT_EQ(p3.preempted_ids, (std::vector<RequestId>{victim}));
+    const SeqId victim = policy == SchedulingPolicy::kPriority ? lo : hi;
+    EXPECT_EQ(p3.preempted_ids, (std::vector<SeqId>{victim}));
     h.run_to_completion();
     EXPECT_EQ(h.out[lo].tokens, reference_output(prompt_of(1, 7), 8, 0, never_stop));
     EXPECT_EQ(h.out[hi].tokens, reference_output(prompt_of(50, 7), 8, 0, never_stop));
@@ -203,7 +203,7 @@ TEST(Scheduler, PriorityPolicyOrdersAdmissionAndPicksVictims) {
 
 TEST(Scheduler, AbortFreesBlocksInTheSameStep) {
   Harness h(cfg(64), kvc(16));
-  RequestId a = h.sched.add_request(spec(prompt_of(1, 10), 20, 0));
+  SeqId a = h.sched.add_request(spec(prompt_of(1, 10), 20, 0));
   h.step();
   EXPECT_EQ(h.sched.kv().stats().blocks_used, 3);
   EXPECT_TRUE(h.sched.abort(a));
@@ -211,15 +211,15 @@ TEST(Scheduler, AbortFreesBlocksInTheSameStep) {
   EXPECT_EQ(h.sched.find(a), nullptr);
   EXPECT_FALSE(h.sched.abort(a));
 
-  RequestId b = h.sched.add_request(spec(prompt_of(1, 5), 5, 1));
+  SeqId b = h.sched.add_request(spec(prompt_of(1, 5), 5, 1));
   EXPECT_TRUE(h.sched.abort(b));  // still waiting
   auto p = h.step();
   EXPECT_TRUE(p.requests.empty());
-  EXPECT_EQ(p.finished_ids, (std::vector<RequestId>{a, b}));
+  EXPECT_EQ(p.finished_ids, (std::vector<SeqId>{a, b}));
   EXPECT_EQ(h.runner.num_tables(), 0u);
 
   // Aborted between schedule() and update(): its result is ignored.
-  RequestId c = h.sched.add_request(spec(prompt_of(1, 5), 5, 2));
+  SeqId c = h.sched.add_request(spec(prompt_of(1, 5), 5, 2));
   auto plan = h.sched.schedule();
   auto res = h.runner.run(plan);
   EXPECT_TRUE(h.sched.abort(c));
@@ -235,7 +235,7 @@ TEST(Scheduler, CallerStopVerdictFinishesAndFreesAtOnce) {
     return t == third ? FinishReason::kStop : FinishReason::kNone;
   };
   Harness h(cfg(64), kvc(16), stop_on_third);
-  RequestId a = h.sched.add_request(spec(pa, 50, 0));
+  SeqId a = h.sched.add_request(spec(pa, 50, 0));
   for (int i = 0; i < 3; ++i) h.step();
   EXPECT_FALSE(h.sched.has_unfinished());
   EXPECT_EQ(h.out[a].finish, FinishReason::kStop);
@@ -246,12 +246,12 @@ TEST(Scheduler, CallerStopVerdictFinishesAndFreesAtOnce) {
 TEST(Scheduler, ForkedSamplesShareThePromptAndCopyOnWrite) {
   Harness h(cfg(64), kvc(16));
   const auto pa = prompt_of(1, 6);
-  RequestId a = h.sched.add_request(spec(pa, 3, 0, 0, /*n=*/3));
+  SeqId a = h.sched.add_request(spec(pa, 3, 0, 0, /*n=*/3));
   auto p1 = h.step();
   ASSERT_EQ(p1.requests.size(), 1u);
   EXPECT_EQ(p1.requests[0].num_samples, 3);
   ASSERT_EQ(h.out.size(), 3u);  // parent + children a+1, a+2
-  const RequestId c1 = a + 1, c2 = a + 2;
+  const SeqId c1{a.value() + 1}, c2{a.value() + 2};
   EXPECT_EQ(h.out[c1].parent_id, a);
   EXPECT_EQ(h.out[c2].sample_index, 2);
   EXPECT_EQ(h.sched.kv().pool().ref_count(1), 3);
@@ -266,15 +266,15 @@ TEST(Scheduler, ForkedSamplesShareThePromptAndCopyOnWrite) {
   EXPECT_EQ(p2.requests[2].block_ids, (V{0, 1}));  // last holder writes in place
   h.run_to_completion();
   for (std::int32_t k = 0; k < 3; ++k)
-    EXPECT_EQ(h.out[a + static_cast<RequestId>(k)].tokens, reference_output(pa, 3, k, never_stop))
+    EXPECT_EQ(h.out[SeqId{a.value() + static_cast<std::uint64_t>(k)}].tokens, reference_output(pa, 3, k, never_stop))
         << k;
   EXPECT_NE(h.out[a].tokens, h.out[c1].tokens);
 }
 
 TEST(Scheduler, MaxNumSeqsReservesSeatsForForks) {
   Harness h(cfg(64, 3), kvc(32));
-  RequestId a = h.sched.add_request(spec(prompt_of(1, 4), 4, 0, 0, 3));
-  RequestId b = h.sched.add_request(spec(prompt_of(9, 4), 4, 1));
+  SeqId a = h.sched.add_request(spec(prompt_of(1, 4), 4, 0, 0, 3));
+  SeqId b = h.sched.add_request(spec(prompt_of(9, 4), 4, 1));
   auto p1 = h.step();
   EXPECT_EQ(entries(p1), (std::vector<Entry>{{a, 0, 4, true}}));
   for (int i = 0; i < 3; ++i) {
@@ -286,25 +286,12 @@ TEST(Scheduler, MaxNumSeqsReservesSeatsForForks) {
   EXPECT_EQ(h.out[b].tokens, reference_output(prompt_of(9, 4), 4, 0, never_stop));
 }
 
-TEST(Scheduler, RejectsRequestsThatCanNeverRun) {
-  Scheduler s(cfg(64, 4, 32), kvc(4));  // 4 blocks x 4 = 16 positions
-  auto expect_error = [&](const RequestSpec& sp, const std::string& needle) {
-    try {
-      s.add_request(sp);
-      ADD_FAILURE() << "accepted; expected an error mentioning " << needle;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
-  expect_error(spec(prompt_of(1, 20), 20), "--max-model-len");
-  expect_error(spec(prompt_of(1, 10), 8), "KV blocks");  // 17 positions
-  expect_error(spec({}, 4), "empty prompt");
-  expect_error(spec(prompt_of(1, 4), 0), "max_tokens");
-  expect_error(spec(prompt_of(1, 4), 4, 0, 0, 5), "--max-num-seqs");
-  EXPECT_FALSE(s.has_unfinished());
-  // Exactly 16 positions fits, and runs to the end alone.
-  Harness h(cfg(64, 4, 32), kvc(4));
-  RequestId a = h.sched.add_request(spec(prompt_of(1, 10), 7));
+// Requests that can never run are refused before the scheduler, by the
+// engine's RequestLimits (tests/engine/request_limits_test.cpp); here a
+// request that fills the whole pool exactly (16 positions) runs to its end.
+TEST(Scheduler, RequestFillingThePoolExactlyRuns) {
+  Harness h(cfg(64, 4, 32), kvc(4));  // 4 blocks x 4 = 16 positions
+  SeqId a = h.sched.add_request(spec(prompt_of(1, 10), 7));
   h.run_to_completion(100);
   EXPECT_EQ(h.out[a].tokens, reference_output(prompt_of(1, 10), 7, 0, never_stop));
   EXPECT_THROW(Scheduler(cfg(0), kvc(4)), Error);
@@ -321,8 +308,8 @@ TEST(Request, StateMachineNamesAndOrder) {
   EXPECT_STREQ(status_name(r.status), "FINISHED_LENGTH");
   EXPECT_STREQ(finish_reason_name(FinishReason::kStop), "stop");
   Request a, b;
-  a.id = 1;
-  b.id = 2;
+  a.id = SeqId{1};
+  b.id = SeqId{2};
   a.arrival_time = 2;
   b.arrival_time = 1;
   b.priority = 3;

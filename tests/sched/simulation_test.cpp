@@ -136,12 +136,12 @@ SimResult simulate(const Workload& w, const SimParams& p) {
   const SchedulerConfig sc{32, 8, kMaxModelLen, p.policy, p.long_prefill};
   Harness h(sc, {p.num_blocks, 4, p.caching, p.hash}, stop_rule);
   SimResult res;
-  std::map<RequestId, int> group_of;  // sequence id -> arrival index
-  std::map<int, std::vector<RequestId>> seqs_of;
+  std::map<SeqId, int> group_of;  // sequence id -> arrival index
+  std::map<int, std::vector<SeqId>> seqs_of;
   std::size_t next_arrival = 0, next_abort = 0;
   for (int step = 0; step < w.steps + 20000; ++step) {
     while (next_arrival < w.arrivals.size() && w.arrivals[next_arrival].step == step) {
-      RequestId id = h.sched.add_request(w.arrivals[next_arrival].spec);
+      SeqId id = h.sched.add_request(w.arrivals[next_arrival].spec);
       group_of[id] = static_cast<int>(next_arrival);
       seqs_of[static_cast<int>(next_arrival)].push_back(id);
       ++next_arrival;
@@ -149,7 +149,7 @@ SimResult simulate(const Workload& w, const SimParams& p) {
     while (next_abort < w.aborts.size() && w.aborts[next_abort].step == step) {
       const int g = w.aborts[next_abort++].group;
       res.aborted_groups.insert(g);
-      for (RequestId id : seqs_of[g]) h.sched.abort(id);
+      for (SeqId id : seqs_of[g]) h.sched.abort(id);
     }
     if (step >= w.steps && !h.sched.has_unfinished()) break;
     const bool busy = h.sched.has_unfinished();

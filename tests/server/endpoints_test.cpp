@@ -180,6 +180,9 @@ TEST_F(ServerTest, MetricsExposeVllmNamesAndStages) {
         << stage;
   }
   EXPECT_NE(m.find("stage=\"ffn\"} 2\n"), std::string::npos);
+  EXPECT_NE(m.find("stage=\"model_load\"} 0.75\n"), std::string::npos);
+  // Detokenized once per token, by the output processor: one series, not two added up.
+  EXPECT_EQ(m.find("stage=\"detokenize\"}"), m.rfind("stage=\"detokenize\"}"));
   EXPECT_NE(m.find("# TYPE folio:time_to_first_token_seconds histogram"), std::string::npos);
 }
 

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 
+#include "base/error.h"
+#include "base/timer.h"
+
 namespace folio::server::testing {
 
-FakeEngine::FakeEngine(FakeEngineOptions opts) : opts_(std::move(opts)) {
+FakeEngine::FakeEngine(FakeEngineOptions opts) : opts_(std::move(opts)), limits_(opts_.limits) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -18,9 +21,10 @@ FakeEngine::~FakeEngine() {
   thread_.join();
 }
 
-std::shared_ptr<RequestStream> FakeEngine::submit(EngineRequest request) {
-  FOLIO_CHECK(request.params.max_tokens.has_value(), "server must set max_tokens");
-  auto stream = std::make_shared<RequestStream>();
+std::shared_ptr<OutputChannel> FakeEngine::submit(engine::AdmittedRequest admitted) {
+  EngineRequest request = std::move(admitted).take();
+  FOLIO_CHECK(request.params.max_tokens.has_value(), "admitted requests have max_tokens");
+  auto stream = std::make_shared<OutputChannel>();
   std::lock_guard l(mu_);
   submitted_.push_back(request);
   Live lv;
@@ -53,7 +57,9 @@ EngineStats FakeEngine::stats() const {
   s.num_steps = steps_;
   s.prefix_cache_queries = 100;
   s.prefix_cache_hits = 25;
-  s.stage_seconds = {{"schedule", 0.5}, {"attention", 1.25}, {"ffn", 2.0}, {"model_load", 0.75}};
+  s.stage.schedule = 0.5;
+  s.stage.attention = 1.25;
+  s.stage.ffn = 2.0;
   return s;
 }
 
@@ -90,24 +96,25 @@ bool FakeEngine::wait_live(std::size_t count, std::chrono::milliseconds timeout)
   return cv_.wait_for(l, timeout, [&] { return live_.size() == count; });
 }
 
-StreamItem FakeEngine::step(Live& l, bool& finished) {
-  StreamItem item;
+RequestOutput FakeEngine::step(Live& l, bool& finished) {
+  RequestOutput item;
+  item.request_id = l.req.id;
   item.num_prompt_tokens = static_cast<std::int32_t>(l.req.prompt.size());
   item.num_cached_tokens = opts_.cached_tokens;
   const auto& p = l.req.params;
-  const double now = steady_seconds();
+  const double now = monotonic_seconds();
   if (l.first_scheduled == 0) l.first_scheduled = now;
   for (std::int32_t s = 0; s < l.req.n; ++s) {
     const auto si = static_cast<std::size_t>(s);
     if (l.done[si]) continue;
-    SampleDelta d;
+    engine::SampleDelta d;
     d.index = s;
     if (l.abort || l.finish_requested.contains(s)) {
       d.finish = l.abort ? FinishReason::kAbort : FinishReason::kStop;
     } else {
       const std::size_t pos = (static_cast<std::size_t>(l.generated[si]) + si) % opts_.script.size();
       const TokenId tok = opts_.script[pos];
-      d.tokens.push_back(tok);
+      d.token_ids.push_back(tok);
       const std::int32_t count = ++l.generated[si];
       if (p.logprobs) {
         sampling::Logprobs lp{{tok, -0.5f}, {}};
@@ -127,7 +134,7 @@ StreamItem FakeEngine::step(Live& l, bool& finished) {
   finished = std::all_of(l.done.begin(), l.done.end(), [](bool b) { return b; });
   if (finished) {
     item.finished = true;
-    item.timing = RequestTiming{l.first_scheduled - l.req.arrival_time, l.first_token - l.first_scheduled,
+    item.timing = engine::RequestTiming{l.first_scheduled - l.req.arrival_time, l.first_token - l.first_scheduled,
                                 now - l.first_token};
   }
   return item;
@@ -145,7 +152,7 @@ void FakeEngine::loop() {
       for (auto& [id, l] : live_) any = any || l.abort;
       if (!any) continue;
     }
-    std::vector<std::pair<std::shared_ptr<RequestStream>, StreamItem>> out;
+    std::vector<std::pair<std::shared_ptr<OutputChannel>, RequestOutput>> out;
     for (auto it = live_.begin(); it != live_.end();) {
       Live& l = it->second;
       if (paused_ && !l.abort) {
@@ -153,7 +160,7 @@ void FakeEngine::loop() {
         continue;
       }
       bool finished = false;
-      StreamItem item = step(l, finished);
+      RequestOutput item = step(l, finished);
       out.emplace_back(l.stream, std::move(item));
       if (finished) {
         if (l.abort) aborted_.insert(it->first);

@@ -1,12 +1,13 @@
-// tests/server/fake_engine.h: a deterministic EngineClient with no model.
+// tests/server/fake_engine.h: a deterministic engine::EngineClient with no model.
 //
 // Its own thread "steps" every `step_latency`: each live sample emits the
 // next token of `script` (sample s of a request starts at script offset s),
-// with made-up logprobs when asked. It honours the engine contract of
-// server/engine_client.h: max_tokens (kLength), EOS unless ignore_eos and
-// stop_token_ids after min_tokens (kStop, token included), abort (kAbort,
-// within one step) and finish_sample. Tests read back what it saw:
-// submitted requests, aborts, and the step at which each abort landed.
+// with made-up logprobs when asked. It speaks the one protocol
+// (engine/protocol.h) and honours the contract of engine/engine_client.h:
+// the real RequestLimits (so the server's 400s are the engine's own),
+// max_tokens (kLength), EOS unless ignore_eos and stop_token_ids after
+// min_tokens (kStop, token included), abort (kAbort, within one step) and
+// finish_sample. Tests read back what it saw: submitted requests, aborts.
 #pragma once
 
 #include <atomic>
@@ -19,15 +20,24 @@
 #include <thread>
 #include <vector>
 
-#include "server/engine_client.h"
+#include "engine/engine_client.h"
 
 namespace folio::server::testing {
+
+using engine::EngineClient;
+using engine::EngineRequest;
+using engine::RequestId;
+using engine::EngineStats;
+using engine::OutputChannel;
+using engine::RequestOutput;
 
 struct FakeEngineOptions {
   std::vector<TokenId> script = {1, 2, 3, 4};     // tokens produced in a loop
   std::chrono::microseconds step_latency{1000};  // time per engine step
   std::optional<TokenId> eos;                    // EOS id (stops unless ignore_eos)
   std::int32_t cached_tokens = 0;                // reported prefix-cache hit
+  // max_model_len, max_num_seqs, KV blocks, block size, vocabulary
+  engine::RequestLimits::Values limits{256, 256, 1 << 20, 16, 50257};
 };
 
 class FakeEngine : public EngineClient {
@@ -35,7 +45,8 @@ class FakeEngine : public EngineClient {
   explicit FakeEngine(FakeEngineOptions opts);
   ~FakeEngine() override;
 
-  std::shared_ptr<RequestStream> submit(EngineRequest request) override;
+  const engine::RequestLimits& limits() const override { return limits_; }
+  std::shared_ptr<OutputChannel> submit(engine::AdmittedRequest request) override;
   void abort(RequestId id) override;
   void finish_sample(RequestId id, std::int32_t sample_index) override;
   EngineStats stats() const override;
@@ -55,7 +66,7 @@ class FakeEngine : public EngineClient {
  private:
   struct Live {
     EngineRequest req;
-    std::shared_ptr<RequestStream> stream;
+    std::shared_ptr<OutputChannel> stream;
     std::vector<std::int32_t> generated;  // per sample
     std::vector<bool> done;
     bool abort = false;
@@ -64,9 +75,10 @@ class FakeEngine : public EngineClient {
   };
   void loop();
   // One step for one request; returns the item to push and whether it finished.
-  StreamItem step(Live& l, bool& finished);
+  RequestOutput step(Live& l, bool& finished);
 
   FakeEngineOptions opts_;
+  engine::RequestLimits limits_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<RequestId, Live> live_;

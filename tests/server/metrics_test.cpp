@@ -25,7 +25,7 @@ TEST(Metrics, HistogramBucketsAreCumulative) {
 TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
   ServerMetrics m("we\"ird");
-  const std::string out = m.render(EngineStats{});
+  const std::string out = m.render(engine::EngineStats{});
   EXPECT_NE(out.find("model_name=\"we\\\"ird\""), std::string::npos);
 }
 
@@ -33,7 +33,7 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeOnce) {
   ServerMetrics m("m");
   m.add_prompt_tokens(3);
   m.request_finished("stop");
-  const std::string out = m.render(EngineStats{});
+  const std::string out = m.render(engine::EngineStats{});
   std::size_t types = 0, pos = 0;
   while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++types, ++pos;
   EXPECT_EQ(types, 16u);  // 3 gauges + 6 counters + 6 histograms + stage counter

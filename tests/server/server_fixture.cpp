@@ -47,6 +47,8 @@ void ServerTest::restart(ServerConfig cfg, FakeEngineOptions opts) {
   cfg_ = std::move(cfg);
   model_ = std::make_unique<ModelContext>(
       make_model_context(test_tokenizer(), cfg_.served_model_name, "/models/test.gguf", 256, kTestTemplate));
+  model_->load_seconds = 0.75;
+  opts.limits.vocab_size = static_cast<std::int32_t>(test_tokenizer().vocab().size());
   engine_ = std::make_unique<FakeEngine>(std::move(opts));
   log_ = std::make_unique<Logger>(stderr, LogLevel::kWarn);
   server_ = std::make_unique<Server>(cfg_, *engine_, *model_, *log_);

@@ -1,25 +1,26 @@
-// tests/server/request_stream_test.cpp: the per-request output channel.
+// tests/engine/output_channel_test.cpp: the per-request output channel
+// (base/notify_queue.h carrying engine::RequestOutput).
 #include <atomic>
 #include <thread>
 
 #include <gtest/gtest.h>
 
-#include "server/engine_client.h"
+#include "engine/protocol.h"
 
-namespace folio::server {
+namespace folio::engine {
 namespace {
 
-StreamItem item(TokenId t, bool finished = false) {
-  StreamItem i;
+RequestOutput item(TokenId t, bool finished = false) {
+  RequestOutput i;
   SampleDelta d;
-  d.tokens = {t};
+  d.token_ids = {t};
   i.samples.push_back(d);
   i.finished = finished;
   return i;
 }
 
-TEST(RequestStream, NotifiesOncePerDrainEdge) {
-  RequestStream s;
+TEST(OutputChannel, NotifiesOncePerDrainEdge) {
+  OutputChannel s;
   std::atomic<int> calls{0};
   s.set_notify([&] { ++calls; });
   s.push(item(1));
@@ -27,42 +28,42 @@ TEST(RequestStream, NotifiesOncePerDrainEdge) {
   EXPECT_EQ(calls, 1);
   auto got = s.drain();
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[1].samples[0].tokens[0], 2);
+  EXPECT_EQ(got[1].samples[0].token_ids[0], 2);
   s.push(item(3));
   EXPECT_EQ(calls, 2);
 }
 
-TEST(RequestStream, SetNotifyFiresWhenItemsWait) {
-  RequestStream s;
+TEST(OutputChannel, SetNotifyFiresWhenItemsWait) {
+  OutputChannel s;
   s.push(item(1));
   int calls = 0;
   s.set_notify([&] { ++calls; });
   EXPECT_EQ(calls, 1);
 }
 
-TEST(RequestStream, NothingAfterFinal) {
-  RequestStream s;
+TEST(OutputChannel, NothingAfterFinal) {
+  OutputChannel s;
   s.push(item(1, true));
   s.push(item(2));
   EXPECT_TRUE(s.finished());
   EXPECT_EQ(s.drain().size(), 1u);
 }
 
-TEST(RequestStream, BlockingConsumerSeesEverythingInOrder) {
-  RequestStream s;
+TEST(OutputChannel, BlockingConsumerSeesEverythingInOrder) {
+  OutputChannel s;
   std::thread producer([&] {
     for (int i = 0; i < 1000; ++i) s.push(item(i, i == 999));
   });
   std::vector<TokenId> seen;
   while (seen.size() < 1000) {
-    for (auto& it : s.wait_drain(std::chrono::milliseconds(100))) seen.push_back(it.samples[0].tokens[0]);
+    for (auto& it : s.wait_drain(std::chrono::milliseconds(100))) seen.push_back(it.samples[0].token_ids[0]);
   }
   producer.join();
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], i);
 }
 
-TEST(RequestStream, DetachFencesRunningCallback) {
-  RequestStream s;
+TEST(OutputChannel, DetachFencesRunningCallback) {
+  OutputChannel s;
   std::atomic<bool> in_cb{false}, release{false};
   s.set_notify([&] {
     in_cb = true;
@@ -84,4 +85,4 @@ TEST(RequestStream, DetachFencesRunningCallback) {
 }
 
 }  // namespace
-}  // namespace folio::server
+}  // namespace folio::engine

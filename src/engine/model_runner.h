@@ -1,0 +1,69 @@
+// engine/model_runner.h: the seam between the engine loop and a model.
+//
+// The engine core (LLMEngine) owns scheduling, sampling and the request
+// bookkeeping; everything that touches a model goes through this interface,
+// as vLLM's worker / model runner does:
+//
+//   1 kv_bytes_per_block(block_size, dtype)   how much one KV block costs
+//   2 init_kv({num_blocks, block_size, dtype}) allocate the pool, once
+//   3 execute(plan) per step                  apply the plan's KV changes
+//                                             (tables, COW copies), run every
+//                                             scheduled token, return logits
+//
+// execute() returns, for each plan entry in order, num_logits rows of
+// vocab_size() floats: the logits after each of that entry's last num_logits
+// tokens. One row is the next token; k + 1 rows verify k speculative tokens.
+//
+// PagedModelRunner (paged_model_runner.h) runs the real model over the paged
+// KV cache; tests/engine/fake_model_runner.h is a deterministic fake, so
+// engine behaviour (aborts, preemption, step failure, many requests) is
+// tested with no model.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/kv_row.h"
+#include "sched/scheduler_output.h"
+
+namespace folio::engine {
+
+struct KvLayout {
+  std::int32_t num_blocks = 0;
+  std::int32_t block_size = 0;  // token positions per block
+  kernels::KvDtype dtype = kernels::KvDtype::kF16;
+};
+
+// Wall-clock seconds of one execute(), by stage (for /metrics).
+struct RunnerTimes {
+  double prepare = 0;    // block tables, COW copies, batch building
+  double attention = 0;  // model: attention blocks (projections, RoPE, KV, attention)
+  double ffn = 0;        // model: FFN blocks
+  double lm_head = 0;    // model: embedding lookup and output projection
+};
+
+struct RunnerOutput {
+  std::span<const float> logits;  // [sum of num_logits x vocab_size], plan order
+  RunnerTimes times;
+};
+
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+
+  virtual std::int32_t vocab_size() const = 0;
+  // Positions the model was trained for (the default --max-model-len); 0: unknown.
+  virtual std::int64_t context_length() const = 0;
+  // Bytes one KV block of `block_size` positions takes over all layers.
+  virtual std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const = 0;
+  // Allocates the KV pool (once, before the first execute). Returns its bytes.
+  // Throws folio::Error when the memory cannot be had.
+  virtual std::int64_t init_kv(const KvLayout& layout) = 0;
+  // Runs one step's plan. Throws (folio::Error or another std::exception)
+  // when the step fails; the engine then ends the plan's requests with
+  // kError and the next plan starts from a consistent state. The returned
+  // logits stay valid until the next execute().
+  virtual RunnerOutput execute(const sched::SchedulerOutput& plan) = 0;
+};
+
+}  // namespace folio::engine

@@ -1,0 +1,73 @@
+#include "engine/paged_model_runner.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "base/error.h"
+#include "base/timer.h"
+
+namespace folio::engine {
+
+namespace {
+
+int resolve_threads(int threads) {
+  if (threads < 0) throw Error("-t/--threads must be >= 0");
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+PagedModelRunner::PagedModelRunner(const model::Model& model, int threads)
+    : model_(model), pool_(resolve_threads(threads)) {}
+
+std::int32_t PagedModelRunner::vocab_size() const {
+  return static_cast<std::int32_t>(model_.n_vocab());
+}
+
+std::int64_t PagedModelRunner::context_length() const {
+  return static_cast<std::int64_t>(model_.config().n_ctx_train);
+}
+
+std::int64_t PagedModelRunner::kv_bytes_per_block(std::int32_t block_size,
+                                                  kernels::KvDtype dtype) const {
+  return static_cast<std::int64_t>(PagedKvCache::bytes_per_block(model_.config(), block_size, dtype));
+}
+
+std::int64_t PagedModelRunner::init_kv(const KvLayout& layout) {
+  FOLIO_CHECK(!cache_, "the KV pool is allocated once");
+  cache_.emplace(model_.config(), layout.num_blocks, layout.block_size, layout.dtype);
+  return static_cast<std::int64_t>(cache_->total_bytes());
+}
+
+// Batch sequence id i is plan.requests[i]; an entry's last num_logits tokens
+// are logit rows, so logits come back in plan order.
+void PagedModelRunner::build_batch(const sched::SchedulerOutput& plan) {
+  batch_.clear();
+  for (std::size_t i = 0; i < plan.requests.size(); ++i) {
+    const sched::ScheduledRequest& s = plan.requests[i];
+    FOLIO_CHECK(s.num_logits >= 0 && s.num_logits <= s.num_tokens(), "logit rows beyond the tokens");
+    const std::int32_t first_row = s.num_tokens() - s.num_logits;
+    for (std::int32_t j = 0; j < s.num_tokens(); ++j) {
+      batch_.add(s.tokens[static_cast<std::size_t>(j)], s.start_pos + j,
+                 static_cast<std::int32_t>(i), j >= first_row);
+    }
+  }
+}
+
+RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
+  FOLIO_CHECK(cache_.has_value(), "execute() before init_kv()");
+  RunnerOutput out;
+  Stopwatch sw;
+  cache_->apply(plan);
+  cache_->bind(plan);
+  build_batch(plan);
+  out.times.prepare = sw.seconds();
+  if (batch_.empty()) return out;  // a plan of finishes only
+  out.logits = model_.forward(batch_, *cache_, ws_, pool_);
+  out.times.attention = ws_.times.attention;
+  out.times.ffn = ws_.times.ffn;
+  out.times.lm_head = ws_.times.lm_head;
+  return out;
+}
+
+}  // namespace folio::engine

@@ -1,0 +1,162 @@
+// tests/engine/fake_model_runner.h: a deterministic ModelRunner with no model.
+//
+// It plays the runner's side of the step contract for real: it keeps its own
+// block tables from the plan's deltas, runs the COW copies, "stores K/V" by
+// writing (token, position) into the slot of every computed position, and
+// for every logit row reads the sequence's history back *through its block
+// table*. The fake model's next token is a hash of that history, with logits
+// peaked on it (kPeak above a spread of small values), so greedy decoding
+// follows fake_next() exactly and any bookkeeping bug (a shared block
+// written in place, a wrong prefix hit, a lost copy, a stale table) changes
+// the tokens. fail_on(k) makes the k-th execute() throw (a failed step);
+// pause() holds execute() (a long step) until unpaused.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/error.h"
+#include "engine/model_runner.h"
+
+namespace folio::engine::testing {
+
+inline constexpr std::int32_t kFakeVocab = 512;
+inline constexpr float kPeak = 8.0f;
+
+// The fake model: the token after `history`.
+inline TokenId fake_next(std::span<const TokenId> history) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (TokenId t : history) {
+    h ^= static_cast<std::uint64_t>(t);
+    h *= 1099511628211ull;
+  }
+  return 1 + static_cast<TokenId>(h % static_cast<std::uint64_t>(kFakeVocab - 1));
+}
+
+// Greedy continuation computed straight from the tokens.
+inline std::vector<TokenId> fake_greedy(std::vector<TokenId> history, std::int32_t n) {
+  std::vector<TokenId> out;
+  while (static_cast<std::int32_t>(out.size()) < n) {
+    out.push_back(fake_next(history));
+    history.push_back(out.back());
+  }
+  return out;
+}
+
+class FakeModelRunner final : public ModelRunner {
+ public:
+  explicit FakeModelRunner(std::int64_t context = 256) : context_(context) {}
+
+  std::int32_t vocab_size() const override { return kFakeVocab; }
+  std::int64_t context_length() const override { return context_; }
+  std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype) const override {
+    return 1000 * std::int64_t{block_size};  // a round number for budgets in tests
+  }
+  std::int64_t init_kv(const KvLayout& layout) override {
+    layout_ = layout;
+    slots_.assign(static_cast<std::size_t>(layout.num_blocks) * static_cast<std::size_t>(layout.block_size),
+                  {});
+    return kv_bytes_per_block(layout.block_size, layout.dtype) * layout.num_blocks;
+  }
+
+  RunnerOutput execute(const sched::SchedulerOutput& plan) override {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return !paused_; });
+    }
+    ++executes_;
+    for (kv::SeqId id : plan.finished_ids) tables_.erase(id);
+    for (kv::SeqId id : plan.preempted_ids) tables_.erase(id);
+    for (const kv::CowCopy& c : plan.cow_copies)
+      for (std::int32_t i = 0; i < layout_.block_size; ++i) slot(c.dst, i) = slot(c.src, i);
+    for (const sched::ScheduledRequest& s : plan.requests) {
+      auto& table = tables_[s.id];
+      if (s.blocks_from > static_cast<std::int32_t>(table.size())) {
+        errors_.push_back("delta past the end of the runner's table of " + to_string(s.id));
+        continue;
+      }
+      table.resize(static_cast<std::size_t>(s.blocks_from));
+      table.insert(table.end(), s.block_ids.begin(), s.block_ids.end());
+    }
+    if (executes_ == fail_on_) throw Error("injected runner failure");
+    logits_.clear();
+    for (const sched::ScheduledRequest& s : plan.requests) {
+      const auto& table = tables_[s.id];
+      for (std::int32_t i = 0; i < s.num_tokens(); ++i) {
+        const std::int32_t pos = s.start_pos + i;
+        if (pos / layout_.block_size >= static_cast<std::int32_t>(table.size())) {
+          errors_.push_back("no slot for position " + std::to_string(pos));
+          break;
+        }
+        at(table, pos) = {s.tokens[static_cast<std::size_t>(i)], pos};
+      }
+      for (std::int32_t i = s.num_tokens() - s.num_logits; i < s.num_tokens(); ++i)
+        push_row(table, s.start_pos + i);
+    }
+    RunnerOutput out;
+    out.logits = logits_;
+    return out;
+  }
+
+  void fail_on(int execute_index) { fail_on_ = execute_index; }
+  // While paused, execute() waits (a step that takes as long as the test wants).
+  void pause(bool p) {
+    {
+      std::lock_guard lock(mu_);
+      paused_ = p;
+    }
+    cv_.notify_all();
+  }
+  int executes() const { return executes_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+  std::size_t num_tables() const { return tables_.size(); }
+
+ private:
+  struct Slot {
+    TokenId token = -1;
+    std::int32_t pos = -1;
+  };
+  Slot& slot(kv::BlockId b, std::int32_t i) {
+    return slots_.at(static_cast<std::size_t>(b) * static_cast<std::size_t>(layout_.block_size) +
+                     static_cast<std::size_t>(i));
+  }
+  Slot& at(const std::vector<kv::BlockId>& table, std::int32_t pos) {
+    return slot(table.at(static_cast<std::size_t>(pos / layout_.block_size)), pos % layout_.block_size);
+  }
+  // Logits after position `last`: history 0..last read through the table.
+  void push_row(const std::vector<kv::BlockId>& table, std::int32_t last) {
+    std::vector<TokenId> history;
+    for (std::int32_t pos = 0; pos <= last; ++pos) {
+      const Slot& sl = at(table, pos);
+      if (sl.pos != pos)
+        errors_.push_back("slot for position " + std::to_string(pos) + " holds position " +
+                          std::to_string(sl.pos));
+      history.push_back(sl.token);
+    }
+    const TokenId next = fake_next(history);
+    const std::size_t base = logits_.size();
+    logits_.resize(base + kFakeVocab);
+    for (std::int32_t j = 0; j < kFakeVocab; ++j)  // a deterministic spread in [0, 1)
+      logits_[base + static_cast<std::size_t>(j)] = static_cast<float>((j * 37 + last) % 101) / 101.0f;
+    logits_[base + static_cast<std::size_t>(next)] = kPeak;
+  }
+
+  std::int64_t context_;
+  KvLayout layout_;
+  std::vector<Slot> slots_;
+  std::unordered_map<kv::SeqId, std::vector<kv::BlockId>> tables_;
+  std::vector<float> logits_;
+  std::vector<std::string> errors_;
+  int executes_ = 0;
+  int fail_on_ = -1;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool paused_ = false;
+};
+
+}  // namespace folio::engine::testing

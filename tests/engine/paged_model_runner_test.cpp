@@ -1,0 +1,115 @@
+// tests/engine/paged_model_runner_test.cpp: the real ModelRunner on a tiny
+// real model (tests/data/model/qwen2-tiny, from tools/gen_qwen2_tiny.py),
+// against HF transformers' fp32 logits: a plan entry asks for several logit
+// rows (num_logits > 1, as speculative verification will), entries of one
+// plan come back in plan order, a chunk continues over the paged blocks of
+// an earlier step, and an entry with num_logits = 0 returns no row.
+#include "engine/paged_model_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+
+namespace folio::engine {
+namespace {
+
+// Same bound as tests/model/qwen2_test.cpp (measured 1.1e-5 at fast precision).
+constexpr double kMaxAbs = 5e-5;
+
+std::string data_path(const std::string& file) {
+  const char* env = std::getenv("FOLIO_SOURCE_DIR");
+  return std::string(env != nullptr && *env != '\0' ? env : FOLIO_SOURCE_DIR) + "/tests/data/model/" +
+         file;
+}
+
+struct Case {
+  std::vector<TokenId> ids;
+  std::vector<std::vector<float>> logits;  // per position, HF fp32
+};
+
+std::vector<Case> hf_cases() {
+  std::ifstream in(data_path("qwen2-tiny.json"));
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<Case> out;
+  for (const auto& jc : j.at("cases"))
+    out.push_back({jc.at("ids").get<std::vector<TokenId>>(),
+                   jc.at("logits").get<std::vector<std::vector<float>>>()});
+  return out;
+}
+
+sched::ScheduledRequest entry(std::uint64_t seq, const std::vector<TokenId>& ids, std::int32_t start,
+                              std::int32_t count, std::int32_t num_logits,
+                              std::vector<kv::BlockId> blocks, std::int32_t blocks_from) {
+  sched::ScheduledRequest s;
+  s.id = kv::SeqId{seq};
+  s.start_pos = start;
+  s.tokens.assign(ids.begin() + start, ids.begin() + start + count);
+  s.block_ids = std::move(blocks);
+  s.blocks_from = blocks_from;
+  s.num_logits = num_logits;
+  s.num_samples = num_logits > 0 ? 1 : 0;
+  return s;
+}
+
+// Compares `rows` logit rows starting at `at` with HF's rows for `first`.. of `c`.
+void expect_rows(std::span<const float> logits, std::size_t at, const Case& c, std::size_t first,
+                 std::size_t rows) {
+  const std::size_t vocab = c.logits[0].size();
+  double worst = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t v = 0; v < vocab; ++v)
+      worst = std::max(worst, std::abs(double{logits[(at + r) * vocab + v]} - c.logits[first + r][v]));
+  EXPECT_LT(worst, kMaxAbs) << "rows " << first << ".." << first + rows - 1;
+}
+
+TEST(PagedModelRunner, SeveralLogitRowsPerEntryMatchHf) {
+  const auto cases = hf_cases();
+  const Case& a = cases.at(0);  // 24 tokens
+  const Case& b = cases.at(2);  // 7 tokens
+  ASSERT_EQ(a.ids.size(), 24u);
+  ASSERT_EQ(b.ids.size(), 7u);
+  const auto file = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
+  const model::Model m = model::Model::load(file);
+  PagedModelRunner runner(m, 2);
+  EXPECT_EQ(runner.vocab_size(), static_cast<std::int32_t>(a.logits[0].size()));
+  EXPECT_EQ(runner.init_kv({16, 4, kernels::KvDtype::kF32}),
+            16 * runner.kv_bytes_per_block(4, kernels::KvDtype::kF32));
+
+  // Step 1, one plan: a's first 16 positions (blocks 0-3) with rows for the
+  // last 4; all of b with a row per position; a 5-token chunk of b as a
+  // third sequence with no rows.
+  sched::SchedulerOutput p1;
+  p1.step = 1;
+  p1.requests.push_back(entry(1, a.ids, 0, 16, 4, {0, 1, 2, 3}, 0));
+  p1.requests.push_back(entry(2, b.ids, 0, 7, 7, {4, 5}, 0));
+  p1.requests.push_back(entry(3, b.ids, 0, 5, 0, {6, 7}, 0));
+  const RunnerOutput o1 = runner.execute(p1);
+  ASSERT_EQ(o1.logits.size(), (4 + 7) * a.logits[0].size());
+  expect_rows(o1.logits, 0, a, 12, 4);
+  expect_rows(o1.logits, 4, b, 0, 7);
+
+  // Step 2: a continues over its blocks with two more (delta from 4): 8
+  // tokens, all 8 rows; sequence 2 finished, sequence 3 continues (no rows).
+  sched::SchedulerOutput p2;
+  p2.step = 2;
+  p2.finished_ids = {kv::SeqId{2}};
+  p2.requests.push_back(entry(1, a.ids, 16, 8, 8, {8, 9}, 4));
+  p2.requests.push_back(entry(3, b.ids, 5, 2, 1, {}, 2));
+  const RunnerOutput o2 = runner.execute(p2);
+  ASSERT_EQ(o2.logits.size(), (8 + 1) * a.logits[0].size());
+  expect_rows(o2.logits, 0, a, 16, 8);
+  expect_rows(o2.logits, 8, b, 6, 1);
+  ASSERT_NE(runner.cache(), nullptr);
+  EXPECT_EQ(runner.cache()->table(kv::SeqId{2}), nullptr);  // its table is gone
+  EXPECT_EQ(runner.cache()->table(kv::SeqId{1})->size(), 6u);
+}
+
+}  // namespace
+}  // namespace folio::engine
