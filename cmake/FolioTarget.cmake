@@ -33,12 +33,27 @@ function(folio_options target)
   target_link_options(${target} PRIVATE ${FOLIO_SAN_FLAGS})
 endfunction()
 
+# Module headers are reachable only through the link graph. Each library
+# `folio_<name>` gets its own include root ${FOLIO_INCLUDE_ROOT}/<name>, which
+# holds one symlink `<name>` -> its source folder (created at configure time),
+# and that root is its PUBLIC include directory. So "kv/block_pool.h" resolves
+# only in targets that link folio_kv, directly or through PUBLIC DEPS: a module
+# that includes a header of a module it does not link (one above it, or a
+# sibling missing from DEPS) fails to compile instead of building by accident.
+# This is how the build enforces "dependencies point down" (docs/ARCHITECTURE.md)
+# and keeps each DEPS list honest. Includes keep their spelling ("base/error.h").
+set(FOLIO_INCLUDE_ROOT ${CMAKE_BINARY_DIR}/include)
+
 # folio_library(<name> SOURCES ... DEPS ...): a module library `folio_<name>`
-# whose public include root is src/ (so code includes "base/error.h").
+# whose headers (the folder of the calling CMakeLists.txt, normally
+# src/<name>/) are included as "<name>/..." by it and by whatever links it.
 function(folio_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  set(root ${FOLIO_INCLUDE_ROOT}/${name})
+  file(MAKE_DIRECTORY ${root})
+  file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${root}/${name} SYMBOLIC)
   add_library(folio_${name} STATIC ${ARG_SOURCES})
-  target_include_directories(folio_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(folio_${name} PUBLIC ${root})
   target_link_libraries(folio_${name} PUBLIC ${ARG_DEPS})
   folio_options(folio_${name})
 endfunction()
