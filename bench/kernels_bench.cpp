@@ -72,7 +72,8 @@ void register_all() {
   for (TensorType t : types) {
     const bool k = folio::quant::traits(t).block_elems == 256;
     const std::string name(folio::quant::traits(t).name);
-    for (auto [rows, cols] : shapes) {
+    for (const auto& [shape_rows, cols] : shapes) {
+      const std::size_t rows = shape_rows;  // a variable: clang < 16 cannot capture a binding
       const std::size_t c = k && cols % 256 != 0 ? 512 : cols;
       const std::string shape = std::to_string(rows) + "x" + std::to_string(c);
       for (std::size_t n : {1, 16, 512}) {

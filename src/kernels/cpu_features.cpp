@@ -3,6 +3,10 @@
 
 #include <atomic>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace folio::kernels {
 
 namespace {
@@ -12,8 +16,12 @@ Isa detect() {
   // libgcc's __builtin_cpu_supports also checks XGETBV, i.e. that the OS
   // saves the YMM registers, before reporting AVX-family features.
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c")) {
+  // F16C is read from CPUID leaf 1 (ECX bit 29) directly: clang before 18
+  // (clang-tidy) rejects __builtin_cpu_supports("f16c"). "avx2" is required as
+  // well and already implies the OS check, so the result is the same.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) {
     return Isa::kAvx2;
   }
 #endif
