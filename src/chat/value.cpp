@@ -166,7 +166,7 @@ std::string py_quote(const std::string& s) {
   std::string out(1, q);
   for (unsigned char c : s) {
     if (c == '\\') out += "\\\\";
-    else if (c == q) out += std::string("\\") + static_cast<char>(q);
+    else if (c == static_cast<unsigned char>(q)) out += std::string("\\") + static_cast<char>(q);
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";

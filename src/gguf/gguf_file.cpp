@@ -80,8 +80,9 @@ std::uint64_t min_encoded_size(ValueType type) {
     case ValueType::UINT8: case ValueType::INT8: case ValueType::BOOL: return 1;
     case ValueType::UINT16: case ValueType::INT16: return 2;
     case ValueType::UINT32: case ValueType::INT32: case ValueType::FLOAT32: return 4;
-    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64: return 8;
-    case ValueType::STRING: return 8;
+    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64:
+    case ValueType::STRING:  // its u64 length; the bytes may be empty
+      return 8;
     case ValueType::ARRAY: return 12;
   }
   return 1;

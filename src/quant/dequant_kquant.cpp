@@ -110,7 +110,8 @@ void dequantize(const BlockQ6_K& b, std::span<float, kQK_K> y) {
     const unsigned lshift = 4 * static_cast<unsigned>(s / 2);
     const unsigned hshift = 2 * static_cast<unsigned>(s);
     for (std::size_t l = 0; l < kLanes; ++l) {
-      const float dl = d * static_cast<float>(b.scales[(i + l) / 16]);
+      const std::int8_t scale = b.scales[(i + l) / 16];
+      const float dl = d * static_cast<float>(scale);
       const int q = (((ql[l] >> lshift) & 0x0F) | ((b.qh[32 * h + l] >> hshift) & 3) << 4) - 32;
       y[i + l] = dl * static_cast<float>(q);
     }

@@ -142,7 +142,7 @@ PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
 PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
 PreTokenizer::~PreTokenizer() = default;
 
-PreTokenizer::PreTokenizer(std::vector<std::string> patterns) {
+PreTokenizer::PreTokenizer(const std::vector<std::string>& patterns) {
   for (const auto& p : patterns) {
     auto r = std::make_unique<Regex>();
     const std::string pat = rewrite_whitespace(p);

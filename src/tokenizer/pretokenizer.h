@@ -65,7 +65,7 @@ class PreTokenizer {
 
  private:
   struct Regex;
-  explicit PreTokenizer(std::vector<std::string> patterns);
+  explicit PreTokenizer(const std::vector<std::string>& patterns);
   std::vector<std::unique_ptr<Regex>> chain_;
 };
 

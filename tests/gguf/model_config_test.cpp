@@ -24,7 +24,7 @@ using VT = gguf::ValueType;
 MetaValue u32(std::int64_t v) { return MetaValue::integer(VT::UINT32, v); }
 
 // A minimal valid "toy" architecture; `extra` entries are appended.
-std::vector<std::uint8_t> toy(std::vector<std::pair<std::string, MetaValue>> extra,
+std::vector<std::uint8_t> toy(const std::vector<std::pair<std::string, MetaValue>>& extra,
                               std::vector<std::string> drop = {}) {
   std::vector<std::pair<std::string, MetaValue>> kv = {
       {"general.architecture", MetaValue::string("toy")},
@@ -171,7 +171,7 @@ TEST(ModelConfig, ErrorsNameTheKey) {
 }
 
 std::string model_path(const std::string& file) {
-  const std::string p = std::string(FOLIO_SOURCE_DIR) + "/models/" + file;
+  std::string p = std::string(FOLIO_SOURCE_DIR) + "/models/" + file;
   if (!std::filesystem::exists(p)) ADD_FAILURE() << p << " is missing: run scripts/setup";
   return p;
 }

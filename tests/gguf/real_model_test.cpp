@@ -13,7 +13,7 @@ namespace folio::gguf {
 namespace {
 
 std::string model_path(const std::string& file) {
-  const std::string p = std::string(FOLIO_SOURCE_DIR) + "/models/" + file;
+  std::string p = std::string(FOLIO_SOURCE_DIR) + "/models/" + file;
   if (!std::filesystem::exists(p)) {
     ADD_FAILURE() << p << " is missing: run scripts/setup to download the test models";
   }

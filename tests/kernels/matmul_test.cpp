@@ -274,6 +274,7 @@ TEST(Matmul, BatchAndThreadInvariant) {
       EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
       for (std::size_t c = 0; c < n; ++c) {
         matmul(w, x.data() + c * cols, 1, single.data(), pool2, bits);
+        // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit-identical floats wanted
         EXPECT_EQ(0, std::memcmp(single.data(), batched.data() + c * rows, rows * 4))
             << quant::traits(t).name << " row " << c;
       }

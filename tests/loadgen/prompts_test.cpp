@@ -74,9 +74,9 @@ TEST(Prompts, RejectsBadConfig) {
 
 // ctest runs each test in its own process, in parallel: a file per test and process.
 std::string write_temp(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "loadgen_prompts_" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                           std::to_string(::getpid()) + ".jsonl";
+  std::string path = ::testing::TempDir() + "loadgen_prompts_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                     std::to_string(::getpid()) + ".jsonl";
   std::ofstream(path) << text;
   return path;
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "base/error.h"
 #include "loadgen/bench_serve.h"
@@ -138,7 +139,7 @@ Script good_stream() {
 
 RequestRecord post_one(const HttpUrl& url, ClientOptions opt = {}) {
   asio::io_context io;
-  SseClient client(io, url, opt);
+  SseClient client(io, url, std::move(opt));
   RequestRecord seed;
   seed.prompt_tokens = 2;
   seed.expected_output = 3;

@@ -48,7 +48,7 @@ std::vector<std::int32_t> GoldenCase::sequence() const {
 }
 
 std::string model_path(const std::string& file) {
-  const std::string p = source_dir() + "/models/" + file;
+  std::string p = source_dir() + "/models/" + file;
   if (!std::filesystem::exists(p)) {
     throw std::runtime_error("model " + p + " is missing: run scripts/setup to download it");
   }
