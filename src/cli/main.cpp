@@ -6,20 +6,18 @@
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"folio: a fast LLM inference engine and OpenAI-compatible server"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "folio 0.1.0");
 
   std::vector<folio::cli::Command> commands = {
-      folio::cli::register_info(app),
-      folio::cli::register_run(app),
-      folio::cli::register_bench(app),
-      folio::cli::register_generate(app),
-      folio::cli::register_tokenize(app),
-      folio::cli::register_detokenize(app),
-      folio::cli::register_dequant(app),
-      folio::cli::register_serve(app),
+      folio::cli::register_info(app),     folio::cli::register_run(app),
+      folio::cli::register_bench(app),    folio::cli::register_generate(app),
+      folio::cli::register_tokenize(app), folio::cli::register_detokenize(app),
+      folio::cli::register_dequant(app),  folio::cli::register_serve(app),
       folio::cli::register_chat(app),
   };
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
@@ -31,13 +29,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  for (const auto& c : commands) {
+    if (c.sub->parsed()) return c.action();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing escapes main: setting up the commands can throw too (bad_alloc).
   try {
-    for (const auto& c : commands) {
-      if (c.sub->parsed()) return c.action();
-    }
+    return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "folio: error: %s\n", e.what());
     return 1;
   }
-  return 0;
 }

@@ -43,8 +43,8 @@ PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
   ensure_hashes(tokens, num_full, extra_key, hashes);
   BlockId parent = kNoBlock;
   for (std::int32_t k = 0; k < num_full; ++k) {
-    auto block_tokens =
-        tokens.subspan(static_cast<std::size_t>(k * bs), static_cast<std::size_t>(bs));
+    auto block_tokens = tokens.subspan(static_cast<std::size_t>(k) * static_cast<std::size_t>(bs),
+                                       static_cast<std::size_t>(bs));
     BlockId b = pool_.lookup(hashes[static_cast<std::size_t>(k)], block_tokens, extra_key, parent);
     if (b == kNoBlock) break;
     hit.blocks.push_back(b);
@@ -126,8 +126,8 @@ void KvCacheManager::cache_full_blocks(SeqId seq, std::span<const TokenId> token
   ensure_hashes(tokens, num_full, extra_key, hashes);
   for (std::int32_t k = s.num_cached_blocks; k < num_full; ++k) {
     BlockId b = s.table[k];
-    auto block_tokens =
-        tokens.subspan(static_cast<std::size_t>(k * bs), static_cast<std::size_t>(bs));
+    auto block_tokens = tokens.subspan(static_cast<std::size_t>(k) * static_cast<std::size_t>(bs),
+                                       static_cast<std::size_t>(bs));
     BlockId rep = pool_.is_cached(b) ? b  // a prefix hit or a block shared with a fork
                                      : pool_.cache_block(b, hashes[static_cast<std::size_t>(k)],
                                                          block_tokens, extra_key, s.cache_parent);

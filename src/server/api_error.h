@@ -13,8 +13,8 @@ namespace folio::server {
 
 class ApiError : public std::runtime_error {
  public:
-  ApiError(int status, std::string message, std::optional<std::string> param = std::nullopt)
-      : std::runtime_error(std::move(message)), status_(status), param_(std::move(param)) {}
+  ApiError(int status, const std::string& message, std::optional<std::string> param = std::nullopt)
+      : std::runtime_error(message), status_(status), param_(std::move(param)) {}
   int status() const { return status_; }
   const std::optional<std::string>& param() const { return param_; }
 

@@ -6,16 +6,15 @@
 #include "server/http_session.h"
 
 #include <array>
-#include <chrono>
-#include <cstring>
-#include <optional>
-#include <string>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
 
 #include "server/api_error.h"
 #include "server/router.h"
@@ -64,17 +63,17 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<std::uint32_t>(ctx_.config.max_header_bytes));
     parser_->body_limit(ctx_.config.max_body_bytes);
     stream_.expires_after(ms(ctx_.config.idle_timeout_s));
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              self->on_head(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
   }
 
   void on_head(beast::error_code ec) {
     if (ec) return read_failed(ec);
     stream_.expires_after(ms(ctx_.config.request_timeout_s));
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
   }
 
   void read_failed(beast::error_code ec) {
@@ -83,8 +82,8 @@ class Session : public std::enable_shared_from_this<Session> {
                                  std::to_string(ctx_.config.max_header_bytes) + " bytes");
     }
     if (ec == http::error::body_limit) {
-      return send_error(413, "request body larger than " + std::to_string(ctx_.config.max_body_bytes) +
-                                 " bytes");
+      return send_error(
+          413, "request body larger than " + std::to_string(ctx_.config.max_body_bytes) + " bytes");
     }
     // A timeout (idle or --request-timeout) has already closed the socket in
     // beast::tcp_stream, so there is no one to send a 408 to: just close.
@@ -118,8 +117,9 @@ class Session : public std::enable_shared_from_this<Session> {
     req.body = std::move(msg.body());
     HttpReply reply = route(ctx_, req);
     if (!reply.job) {
-      queue(head_of(reply.status, reply.content_type, keep_alive_, reply.headers, reply.body.size()) +
-            reply.body);
+      queue(
+          head_of(reply.status, reply.content_type, keep_alive_, reply.headers, reply.body.size()) +
+          reply.body);
       response_complete_ = true;
       return flush();
     }
@@ -129,7 +129,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void start_job(HttpReply reply) {
     job_ = std::move(reply.job);
     response_complete_ = false;
-    if (job_->streaming()) queue(head_of(200, reply.content_type, keep_alive_, reply.headers, std::nullopt));
+    if (job_->streaming())
+      queue(head_of(200, reply.content_type, keep_alive_, reply.headers, std::nullopt));
     std::weak_ptr<Session> weak = weak_from_this();
     auto exec = stream_.get_executor();
     std::shared_ptr<PostGate> gate = gate_;
@@ -162,11 +163,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Disconnect detection: a read pending while the reply is produced.
   void probe() {
-    if (probing_ || pipelined_.size() > ctx_.config.max_header_bytes + ctx_.config.max_body_bytes) return;
+    if (probing_ || pipelined_.size() > ctx_.config.max_header_bytes + ctx_.config.max_body_bytes)
+      return;
     probing_ = true;
     stream_.socket().async_read_some(
-        asio::buffer(probe_buf_),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_probe(ec, n); });
+        asio::buffer(probe_buf_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->on_probe(ec, n);
+        });
   }
 
   void on_probe(beast::error_code ec, std::size_t n) {
@@ -189,7 +192,7 @@ class Session : public std::enable_shared_from_this<Session> {
     close();
   }
 
-  void queue(std::string bytes) { out_pending_ += bytes; }
+  void queue(const std::string& bytes) { out_pending_ += bytes; }
 
   void flush() {
     if (writing_ || closed_) return;
@@ -202,10 +205,9 @@ class Session : public std::enable_shared_from_this<Session> {
     out_pending_.clear();
     // A client that stops reading is dropped after the idle timeout.
     stream_.expires_after(ms(ctx_.config.idle_timeout_s));
-    asio::async_write(stream_, asio::buffer(out_inflight_),
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->on_write(ec);
-                      });
+    asio::async_write(
+        stream_, asio::buffer(out_inflight_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
   void on_write(beast::error_code ec) {

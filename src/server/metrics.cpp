@@ -8,17 +8,17 @@ namespace folio::server {
 namespace {
 
 // vLLM's bucket boundaries, so dashboards built for it read ours the same.
-const std::vector<double> kTtftBuckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
-                                          0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
-                                          640.0, 2560.0};
-const std::vector<double> kItlBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-                                         0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
-const std::vector<double> kLatencyBuckets = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
-                                             30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
-                                             1920.0, 7680.0};
+const std::vector<double> kTtftBuckets = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
+                                          0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
+                                          20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
+const std::vector<double> kItlBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                         0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+const std::vector<double> kLatencyBuckets = {0.3,  0.5,   0.8,   1.0,   1.5,   2.0,    2.5,
+                                             5.0,  10.0,  15.0,  20.0,  30.0,  40.0,   50.0,
+                                             60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 // Stages always listed (0 until measured), in pipeline order.
-const char* const kStages[] = {"model_load", "tokenize", "schedule", "attention", "ffn", "lm_head",
-                               "sampling", "detokenize"};
+const char* const kStages[] = {"model_load", "tokenize", "schedule", "attention",
+                               "ffn",        "lm_head",  "sampling", "detokenize"};
 
 std::string num(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
@@ -40,10 +40,14 @@ void sample(std::string& out, const std::string& name, const std::string& labels
 std::string escape_label(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -71,17 +75,39 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
   out += name + "_count{" + labels + "} " + std::to_string(count_) + "\n";
 }
 
-ServerMetrics::ServerMetrics(std::string model_name)
+ServerMetrics::ServerMetrics(const std::string& model_name)
     : labels_("model_name=\"" + escape_label(model_name) + "\""),
-      ttft_(kTtftBuckets), itl_(kItlBuckets), e2e_(kLatencyBuckets), queue_(kLatencyBuckets),
-      prefill_(kLatencyBuckets), decode_(kLatencyBuckets) {}
+      ttft_(kTtftBuckets),
+      itl_(kItlBuckets),
+      e2e_(kLatencyBuckets),
+      queue_(kLatencyBuckets),
+      prefill_(kLatencyBuckets),
+      decode_(kLatencyBuckets) {}
 
-void ServerMetrics::add_prompt_tokens(std::int64_t n) { std::lock_guard l(mu_); prompt_tokens_ += n; }
-void ServerMetrics::add_generation_tokens(std::int64_t n) { std::lock_guard l(mu_); generation_tokens_ += n; }
-void ServerMetrics::request_finished(const std::string& r) { std::lock_guard l(mu_); ++success_[r]; }
-void ServerMetrics::observe_ttft(double s) { std::lock_guard l(mu_); ttft_.observe(s); }
-void ServerMetrics::observe_itl(double s) { std::lock_guard l(mu_); itl_.observe(s); }
-void ServerMetrics::observe_e2e(double s) { std::lock_guard l(mu_); e2e_.observe(s); }
+void ServerMetrics::add_prompt_tokens(std::int64_t n) {
+  std::lock_guard l(mu_);
+  prompt_tokens_ += n;
+}
+void ServerMetrics::add_generation_tokens(std::int64_t n) {
+  std::lock_guard l(mu_);
+  generation_tokens_ += n;
+}
+void ServerMetrics::request_finished(const std::string& r) {
+  std::lock_guard l(mu_);
+  ++success_[r];
+}
+void ServerMetrics::observe_ttft(double s) {
+  std::lock_guard l(mu_);
+  ttft_.observe(s);
+}
+void ServerMetrics::observe_itl(double s) {
+  std::lock_guard l(mu_);
+  itl_.observe(s);
+}
+void ServerMetrics::observe_e2e(double s) {
+  std::lock_guard l(mu_);
+  e2e_.observe(s);
+}
 void ServerMetrics::observe_timing(const engine::RequestTiming& t) {
   std::lock_guard l(mu_);
   queue_.observe(t.queued_s);
@@ -113,13 +139,16 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
           static_cast<double>(e.prefix_cache_hits));
   counter("num_preemptions", "Cumulative number of preemptions from the engine.",
           static_cast<double>(e.num_preemptions));
-  counter("prompt_tokens", "Number of prefill tokens processed.", static_cast<double>(prompt_tokens_));
+  counter("prompt_tokens", "Number of prefill tokens processed.",
+          static_cast<double>(prompt_tokens_));
   counter("generation_tokens", "Number of generation tokens processed.",
           static_cast<double>(generation_tokens_));
-  family(out, "folio:request_success_total", "counter", "Count of successfully processed requests.");
+  family(out, "folio:request_success_total", "counter",
+         "Count of successfully processed requests.");
   for (const char* r : {"stop", "length", "abort"}) {
     const auto it = success_.find(r);
-    sample(out, "folio:request_success_total", "finished_reason=\"" + std::string(r) + "\"," + labels_,
+    sample(out, "folio:request_success_total",
+           "finished_reason=\"" + std::string(r) + "\"," + labels_,
            it == success_.end() ? 0.0 : static_cast<double>(it->second));
   }
   const auto hist = [&](const char* n, const char* help, const Histogram& h) {
@@ -129,18 +158,23 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
   hist("time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft_);
   hist("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl_);
   hist("e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2e_);
-  hist("request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", queue_);
-  hist("request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", prefill_);
-  hist("request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", decode_);
+  hist("request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+       queue_);
+  hist("request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+       prefill_);
+  hist("request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+       decode_);
   // Where the time goes: server stages plus the engine's, one counter family.
   std::map<std::string, double> stages(stages_.begin(), stages_.end());
   for (const char* s : kStages) stages.try_emplace(s, 0.0);
   for (const auto& [name, secs] : e.stage.named()) stages[name] += secs;
-  family(out, "folio:stage_seconds_total", "counter",
-         "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
-         "lm_head, sampling, detokenize, update, model_load).");
+  family(
+      out, "folio:stage_seconds_total", "counter",
+      "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
+      "lm_head, sampling, detokenize, update, model_load).");
   for (const auto& [name, secs] : stages) {
-    sample(out, "folio:stage_seconds_total", labels_ + ",stage=\"" + escape_label(name) + "\"", secs);
+    sample(out, "folio:stage_seconds_total", labels_ + ",stage=\"" + escape_label(name) + "\"",
+           secs);
   }
   return out;
 }

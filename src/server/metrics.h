@@ -35,7 +35,7 @@ class Histogram {
 
 class ServerMetrics {
  public:
-  explicit ServerMetrics(std::string model_name);
+  explicit ServerMetrics(const std::string& model_name);
 
   void add_prompt_tokens(std::int64_t n);
   void add_generation_tokens(std::int64_t n);
