@@ -35,8 +35,8 @@ void run(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std::
   }
   std::vector<float> q(heads * hd), out(heads * hd);
   for (auto& x : q) x = nd(rng);
-  const AttentionShape shape{heads, kv_heads, hd, 1.0f / std::sqrt(static_cast<float>(hd)),
-                             KvDtype::kF16, 0, 0.0f};
+  const AttentionShape shape{heads,         kv_heads, hd,  1.0f / std::sqrt(static_cast<float>(hd)),
+                             KvDtype::kF16, 0,        0.0f};
   for (auto _ : state) {
     attention(q.data(), ctx - 1, pages, shape, out.data());
     benchmark::DoNotOptimize(out.data());

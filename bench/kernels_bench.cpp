@@ -59,14 +59,16 @@ void run(benchmark::State& state, TensorType t, std::size_t rows, std::size_t co
   if (n == 1) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * s.bytes.size()));
   } else {
-    state.counters["GFLOP/s"] = benchmark::Counter(
-        2.0 * static_cast<double>(rows * cols * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * static_cast<double>(rows * cols * n) * 1e-9,
+                           benchmark::Counter::kIsIterationInvariantRate);
   }
 }
 
 void register_all() {
-  const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0,
-                              TensorType::Q4_K, TensorType::Q6_K, TensorType::F16};
+  const TensorType types[] = {TensorType::Q4_1, TensorType::Q4_0, TensorType::Q5_0,
+                              TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                              TensorType::F16};
   const std::pair<std::size_t, std::size_t> shapes[] = {
       {576, 576}, {192, 576}, {1536, 576}, {576, 1536}, {49152, 576}};
   for (TensorType t : types) {

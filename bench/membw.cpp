@@ -35,70 +35,70 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-    int runs = 7;
-    std::size_t size_mib = 512;        // per buffer; far above L3 (32 MiB on this EPYC)
-    std::vector<int> threads = {1, 2};
-    bool sweep = true;                 // read bandwidth vs working-set size (cache levels)
-    std::string json_path;
+  int runs = 7;
+  std::size_t size_mib = 512;  // per buffer; far above L3 (32 MiB on this EPYC)
+  std::vector<int> threads = {1, 2};
+  bool sweep = true;  // read bandwidth vs working-set size (cache levels)
+  std::string json_path;
 };
 
 struct Stats {
-    double median = 0, min = 0, max = 0;
+  double median = 0, min = 0, max = 0;
 };
 
 Stats summarize(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    Stats s;
-    s.min = v.front();
-    s.max = v.back();
-    const std::size_t n = v.size();
-    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    return s;
+  std::sort(v.begin(), v.end());
+  Stats s;
+  s.min = v.front();
+  s.max = v.back();
+  const std::size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
 }
 
 // 64-byte aligned buffer, zero-filled on allocation so pages are touched before timing.
 struct AlignedBuffer {
-    explicit AlignedBuffer(std::size_t bytes) : size(bytes) {
-        data = static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes));
-        if (!data) {
-            std::fprintf(stderr, "membw: cannot allocate %zu MiB\n", bytes >> 20);
-            std::exit(1);
-        }
-        for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<std::uint8_t>(i * 131u);
+  explicit AlignedBuffer(std::size_t bytes) : size(bytes) {
+    data = static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes));
+    if (!data) {
+      std::fprintf(stderr, "membw: cannot allocate %zu MiB\n", bytes >> 20);
+      std::exit(1);
     }
-    ~AlignedBuffer() { std::free(data); }
-    AlignedBuffer(const AlignedBuffer&) = delete;
-    AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-    std::uint8_t* data;
-    std::size_t size;
+    for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<std::uint8_t>(i * 131u);
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  std::uint8_t* data;
+  std::size_t size;
 };
 
 void pin_to_cpu(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu % static_cast<int>(std::thread::hardware_concurrency()), &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % static_cast<int>(std::thread::hardware_concurrency()), &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort
 }
 
 // Runs body(tid) on n pinned threads started together; returns wall seconds from the common
 // start to the last thread's finish.
 double run_parallel(int n, const std::function<void(int)>& body) {
-    std::barrier start(n);
-    std::vector<Clock::time_point> t0(n), t1(n);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < n; ++t) {
-        pool.emplace_back([&, t] {
-            pin_to_cpu(t);
-            start.arrive_and_wait();
-            t0[t] = Clock::now();
-            body(t);
-            t1[t] = Clock::now();
-        });
-    }
-    for (auto& th : pool) th.join();
-    const auto first = *std::min_element(t0.begin(), t0.end());
-    const auto last = *std::max_element(t1.begin(), t1.end());
-    return std::chrono::duration<double>(last - first).count();
+  std::barrier start(n);
+  std::vector<Clock::time_point> t0(n), t1(n);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) {
+    pool.emplace_back([&, t] {
+      pin_to_cpu(t);
+      start.arrive_and_wait();
+      t0[t] = Clock::now();
+      body(t);
+      t1[t] = Clock::now();
+    });
+  }
+  for (auto& th : pool) th.join();
+  const auto first = *std::min_element(t0.begin(), t0.end());
+  const auto last = *std::max_element(t1.begin(), t1.end());
+  return std::chrono::duration<double>(last - first).count();
 }
 
 // Sink so the optimizer cannot drop the reductions.
@@ -107,37 +107,37 @@ volatile std::uint64_t g_sink;
 // ---- memory kernels (bytes must be a multiple of 128) --------------------------------------
 
 std::uint64_t read_sum(const std::uint8_t* p, std::size_t bytes) {
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (std::size_t i = 0; i < bytes; i += 128) {
-        a0 = _mm256_add_epi32(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
-        a1 = _mm256_add_epi32(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
-        a2 = _mm256_add_epi32(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
-        a3 = _mm256_add_epi32(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
-    }
-    const __m256i s = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
-    return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 3));
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (std::size_t i = 0; i < bytes; i += 128) {
+    a0 = _mm256_add_epi32(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_add_epi32(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+    a2 = _mm256_add_epi32(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
+    a3 = _mm256_add_epi32(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
+  }
+  const __m256i s = _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
+  return static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0) + _mm256_extract_epi64(s, 3));
 }
 
 // Regular stores: the destination lines are read for ownership first, so real traffic is
 // ~3x bytes; we report 2x (read + write) like STREAM does.
 void copy_avx2(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
-    for (std::size_t i = 0; i < bytes; i += 64) {
-        const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i));
-        const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i + 32));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), x0);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 32), x1);
-    }
+  for (std::size_t i = 0; i < bytes; i += 64) {
+    const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), x0);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i + 32), x1);
+  }
 }
 
 // Non-temporal stores skip the read-for-ownership: the best a streaming write can do.
 void copy_stream(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
-    for (std::size_t i = 0; i < bytes; i += 64) {
-        const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i));
-        const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i + 32));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), x0);
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), x1);
-    }
-    _mm_sfence();
+  for (std::size_t i = 0; i < bytes; i += 64) {
+    const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), x0);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), x1);
+  }
+  _mm_sfence();
 }
 
 // ---- compute kernels ----------------------------------------------------------------------
@@ -146,32 +146,32 @@ void copy_stream(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) 
 // needed to keep both busy; 12 leaves headroom and still fits the 16 ymm registers.
 // Returns FLOPs done (each FMA on 8 floats = 16 FLOPs).
 double fma_peak(std::uint64_t iters) {
-    __m256 a0 = _mm256_set1_ps(0.1f), a1 = _mm256_set1_ps(0.2f), a2 = _mm256_set1_ps(0.3f);
-    __m256 a3 = _mm256_set1_ps(0.4f), a4 = _mm256_set1_ps(0.5f), a5 = _mm256_set1_ps(0.6f);
-    __m256 a6 = _mm256_set1_ps(0.7f), a7 = _mm256_set1_ps(0.8f), a8 = _mm256_set1_ps(0.9f);
-    __m256 a9 = _mm256_set1_ps(1.0f), a10 = _mm256_set1_ps(1.1f), a11 = _mm256_set1_ps(1.2f);
-    const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-    for (std::uint64_t i = 0; i < iters; ++i) {
-        a0 = _mm256_fmadd_ps(a0, b, c);
-        a1 = _mm256_fmadd_ps(a1, b, c);
-        a2 = _mm256_fmadd_ps(a2, b, c);
-        a3 = _mm256_fmadd_ps(a3, b, c);
-        a4 = _mm256_fmadd_ps(a4, b, c);
-        a5 = _mm256_fmadd_ps(a5, b, c);
-        a6 = _mm256_fmadd_ps(a6, b, c);
-        a7 = _mm256_fmadd_ps(a7, b, c);
-        a8 = _mm256_fmadd_ps(a8, b, c);
-        a9 = _mm256_fmadd_ps(a9, b, c);
-        a10 = _mm256_fmadd_ps(a10, b, c);
-        a11 = _mm256_fmadd_ps(a11, b, c);
-    }
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    g_sink = static_cast<std::uint64_t>(out[0] + out[7]);
-    return static_cast<double>(iters) * 12 * 16;
+  __m256 a0 = _mm256_set1_ps(0.1f), a1 = _mm256_set1_ps(0.2f), a2 = _mm256_set1_ps(0.3f);
+  __m256 a3 = _mm256_set1_ps(0.4f), a4 = _mm256_set1_ps(0.5f), a5 = _mm256_set1_ps(0.6f);
+  __m256 a6 = _mm256_set1_ps(0.7f), a7 = _mm256_set1_ps(0.8f), a8 = _mm256_set1_ps(0.9f);
+  __m256 a9 = _mm256_set1_ps(1.0f), a10 = _mm256_set1_ps(1.1f), a11 = _mm256_set1_ps(1.2f);
+  const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    a0 = _mm256_fmadd_ps(a0, b, c);
+    a1 = _mm256_fmadd_ps(a1, b, c);
+    a2 = _mm256_fmadd_ps(a2, b, c);
+    a3 = _mm256_fmadd_ps(a3, b, c);
+    a4 = _mm256_fmadd_ps(a4, b, c);
+    a5 = _mm256_fmadd_ps(a5, b, c);
+    a6 = _mm256_fmadd_ps(a6, b, c);
+    a7 = _mm256_fmadd_ps(a7, b, c);
+    a8 = _mm256_fmadd_ps(a8, b, c);
+    a9 = _mm256_fmadd_ps(a9, b, c);
+    a10 = _mm256_fmadd_ps(a10, b, c);
+    a11 = _mm256_fmadd_ps(a11, b, c);
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                           _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  g_sink = static_cast<std::uint64_t>(out[0] + out[7]);
+  return static_cast<double>(iters) * 12 * 16;
 }
 
 // The int8 dot-product step of llama.cpp-style Q8 kernels:
@@ -179,184 +179,192 @@ double fma_peak(std::uint64_t iters) {
 // 8 independent chains; the empty asm tells the compiler the inputs change every iteration so
 // it cannot hoist the loop-invariant products. Returns int8 ops (32 MACs = 64 ops per step).
 double int8_dot_peak(std::uint64_t iters) {
-    __m256i x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2);
-    __m256i x2 = _mm256_set1_epi8(3), x3 = _mm256_set1_epi8(4);
-    __m256i y0 = _mm256_set1_epi8(-1), y1 = _mm256_set1_epi8(5);
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-            c7 = c0;
-    auto step = [&](__m256i acc, __m256i x, __m256i y) {
-        return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
-    };
-    for (std::uint64_t i = 0; i < iters; ++i) {
-        asm volatile("" : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3), "+x"(y0), "+x"(y1));
-        c0 = step(c0, x0, y0);
-        c1 = step(c1, x1, y0);
-        c2 = step(c2, x2, y0);
-        c3 = step(c3, x3, y0);
-        c4 = step(c4, x0, y1);
-        c5 = step(c5, x1, y1);
-        c6 = step(c6, x2, y1);
-        c7 = step(c7, x3, y1);
-    }
-    __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
-                                 _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
-    g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
-    return static_cast<double>(iters) * 8 * 64;
+  __m256i x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2);
+  __m256i x2 = _mm256_set1_epi8(3), x3 = _mm256_set1_epi8(4);
+  __m256i y0 = _mm256_set1_epi8(-1), y1 = _mm256_set1_epi8(5);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
+          c7 = c0;
+  auto step = [&](__m256i acc, __m256i x, __m256i y) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
+  };
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    asm volatile("" : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3), "+x"(y0), "+x"(y1));
+    c0 = step(c0, x0, y0);
+    c1 = step(c1, x1, y0);
+    c2 = step(c2, x2, y0);
+    c3 = step(c3, x3, y0);
+    c4 = step(c4, x0, y1);
+    c5 = step(c5, x1, y1);
+    c6 = step(c6, x2, y1);
+    c7 = step(c7, x3, y1);
+  }
+  __m256i s =
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                       _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+  g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
+  return static_cast<double>(iters) * 8 * 64;
 }
 
 // ---- measurement drivers -------------------------------------------------------------------
 
 struct Result {
-    std::string name;
-    int threads;
-    std::string unit;
-    Stats stats;
+  std::string name;
+  int threads;
+  std::string unit;
+  Stats stats;
 };
 
 // Times `once` (which returns the amount of work done, in the unit's base) opts.runs times after
 // one warm-up and converts to unit per second scaled by 1e-9.
 Stats measure(int runs, const std::function<double(double&)>& once) {
-    double work = 0;
-    once(work);  // warm-up
-    std::vector<double> rates;
-    for (int r = 0; r < runs; ++r) {
-        const double secs = once(work);
-        rates.push_back(work / secs * 1e-9);
-    }
-    return summarize(rates);
+  double work = 0;
+  once(work);  // warm-up
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    const double secs = once(work);
+    rates.push_back(work / secs * 1e-9);
+  }
+  return summarize(rates);
 }
 
 // Splits [0, bytes) into n 128-byte-aligned slices.
 std::pair<std::size_t, std::size_t> slice(std::size_t bytes, int n, int t) {
-    const std::size_t per = bytes / static_cast<std::size_t>(n) / 128 * 128;
-    return {per * static_cast<std::size_t>(t), per};
+  const std::size_t per = bytes / static_cast<std::size_t>(n) / 128 * 128;
+  return {per * static_cast<std::size_t>(t), per};
 }
 
 Stats measure_read(const AlignedBuffer& buf, std::size_t bytes, int n, int runs) {
-    // Small working sets repeat the pass so a run lasts long enough to time (~256 MiB touched).
-    const std::size_t passes = std::max<std::size_t>(1, (std::size_t{256} << 20) / bytes);
-    return measure(runs, [&](double& work) {
-        work = static_cast<double>(slice(bytes, n, 0).second) * n * passes;
-        return run_parallel(n, [&](int t) {
-            const auto [off, len] = slice(bytes, n, t);
-            std::uint64_t s = 0;
-            for (std::size_t p = 0; p < passes; ++p) s += read_sum(buf.data + off, len);
-            g_sink = s;
-        });
+  // Small working sets repeat the pass so a run lasts long enough to time (~256 MiB touched).
+  const std::size_t passes = std::max<std::size_t>(1, (std::size_t{256} << 20) / bytes);
+  return measure(runs, [&](double& work) {
+    work = static_cast<double>(slice(bytes, n, 0).second) * n * passes;
+    return run_parallel(n, [&](int t) {
+      const auto [off, len] = slice(bytes, n, t);
+      std::uint64_t s = 0;
+      for (std::size_t p = 0; p < passes; ++p) s += read_sum(buf.data + off, len);
+      g_sink = s;
     });
+  });
 }
 
 Stats measure_copy(AlignedBuffer& dst, const AlignedBuffer& src, int n, int runs, bool stream) {
-    return measure(runs, [&](double& work) {
-        work = 2.0 * static_cast<double>(slice(src.size, n, 0).second) * n;
-        return run_parallel(n, [&](int t) {
-            const auto [off, len] = slice(src.size, n, t);
-            if (stream) copy_stream(dst.data + off, src.data + off, len);
-            else copy_avx2(dst.data + off, src.data + off, len);
-        });
+  return measure(runs, [&](double& work) {
+    work = 2.0 * static_cast<double>(slice(src.size, n, 0).second) * n;
+    return run_parallel(n, [&](int t) {
+      const auto [off, len] = slice(src.size, n, t);
+      if (stream)
+        copy_stream(dst.data + off, src.data + off, len);
+      else
+        copy_avx2(dst.data + off, src.data + off, len);
     });
+  });
 }
 
 Stats measure_compute(int n, int runs, double (*kernel)(std::uint64_t), std::uint64_t iters) {
-    return measure(runs, [&](double& work) {
-        std::vector<double> per(n);
-        const double secs = run_parallel(n, [&](int t) { per[t] = kernel(iters); });
-        work = 0;
-        for (double w : per) work += w;
-        return secs;
-    });
+  return measure(runs, [&](double& work) {
+    std::vector<double> per(n);
+    const double secs = run_parallel(n, [&](int t) { per[t] = kernel(iters); });
+    work = 0;
+    for (double w : per) work += w;
+    return secs;
+  });
 }
 
 Options parse(int argc, char** argv) {
-    Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "membw: %s needs a value\n", a.c_str());
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "--runs") o.runs = std::max(1, std::atoi(next().c_str()));
-        else if (a == "--size-mib") o.size_mib = std::max<std::size_t>(64, std::strtoull(next().c_str(), nullptr, 10));
-        else if (a == "--no-sweep") o.sweep = false;
-        else if (a == "--json") o.json_path = next();
-        else if (a == "--threads") {
-            o.threads.clear();
-            std::string list = next();
-            for (char* tok = std::strtok(list.data(), ","); tok; tok = std::strtok(nullptr, ","))
-                o.threads.push_back(std::max(1, std::atoi(tok)));
-        } else {
-            std::fprintf(stderr,
-                         "usage: membw [--runs N] [--size-mib M] [--threads 1,2] [--no-sweep] "
-                         "[--json FILE]\n");
-            std::exit(a == "--help" || a == "-h" ? 0 : 2);
-        }
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "membw: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--runs")
+      o.runs = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--size-mib")
+      o.size_mib = std::max<std::size_t>(64, std::strtoull(next().c_str(), nullptr, 10));
+    else if (a == "--no-sweep")
+      o.sweep = false;
+    else if (a == "--json")
+      o.json_path = next();
+    else if (a == "--threads") {
+      o.threads.clear();
+      std::string list = next();
+      for (char* tok = std::strtok(list.data(), ","); tok; tok = std::strtok(nullptr, ","))
+        o.threads.push_back(std::max(1, std::atoi(tok)));
+    } else {
+      std::fprintf(stderr,
+                   "usage: membw [--runs N] [--size-mib M] [--threads 1,2] [--no-sweep] "
+                   "[--json FILE]\n");
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
-    return o;
+  }
+  return o;
 }
 
 void print(const Result& r) {
-    std::printf("%-28s %2d thr  %8.1f %-7s (min %.1f, max %.1f)\n", r.name.c_str(), r.threads,
-                r.stats.median, r.unit.c_str(), r.stats.min, r.stats.max);
-    std::fflush(stdout);
+  std::printf("%-28s %2d thr  %8.1f %-7s (min %.1f, max %.1f)\n", r.name.c_str(), r.threads,
+              r.stats.median, r.unit.c_str(), r.stats.min, r.stats.max);
+  std::fflush(stdout);
 }
 
 void write_json(const std::string& path, const std::vector<Result>& results, const Options& o) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) {
-        std::fprintf(stderr, "membw: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-        std::exit(1);
-    }
-    std::fprintf(f, "{\n  \"runs\": %d,\n  \"buffer_mib\": %zu,\n  \"results\": [\n", o.runs,
-                 o.size_mib);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const Result& r = results[i];
-        std::fprintf(f,
-                     "    {\"name\": \"%s\", \"threads\": %d, \"unit\": \"%s\", \"median\": %.3f, "
-                     "\"min\": %.3f, \"max\": %.3f}%s\n",
-                     r.name.c_str(), r.threads, r.unit.c_str(), r.stats.median, r.stats.min,
-                     r.stats.max, i + 1 < results.size() ? "," : "");
-    }
-    std::fprintf(f, "  ]\n}\n");
-    std::fclose(f);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "membw: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    std::exit(1);
+  }
+  std::fprintf(f, "{\n  \"runs\": %d,\n  \"buffer_mib\": %zu,\n  \"results\": [\n", o.runs,
+               o.size_mib);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    std::fprintf(f,
+                 "    {\"name\": \"%s\", \"threads\": %d, \"unit\": \"%s\", \"median\": %.3f, "
+                 "\"min\": %.3f, \"max\": %.3f}%s\n",
+                 r.name.c_str(), r.threads, r.unit.c_str(), r.stats.median, r.stats.min,
+                 r.stats.max, i + 1 < results.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Options o = parse(argc, argv);
-    const std::size_t bytes = o.size_mib << 20;
-    std::printf("membw: buffers %zu MiB, median of %d runs (after 1 warm-up), hw threads %u\n",
-                o.size_mib, o.runs, std::thread::hardware_concurrency());
-    AlignedBuffer a(bytes), b(bytes);
-    std::vector<Result> results;
-    auto add = [&](Result r) {
-        print(r);
-        results.push_back(std::move(r));
-    };
+  const Options o = parse(argc, argv);
+  const std::size_t bytes = o.size_mib << 20;
+  std::printf("membw: buffers %zu MiB, median of %d runs (after 1 warm-up), hw threads %u\n",
+              o.size_mib, o.runs, std::thread::hardware_concurrency());
+  AlignedBuffer a(bytes), b(bytes);
+  std::vector<Result> results;
+  auto add = [&](Result r) {
+    print(r);
+    results.push_back(std::move(r));
+  };
 
-    for (int n : o.threads) {
-        add({"read (sum, DRAM)", n, "GB/s", measure_read(a, bytes, n, o.runs)});
-        add({"copy (AVX2 stores, 2x bytes)", n, "GB/s", measure_copy(b, a, n, o.runs, false)});
-        add({"copy (NT stores, 2x bytes)", n, "GB/s", measure_copy(b, a, n, o.runs, true)});
-        // ~0.3 s per run at ~100 GFLOP/s per core.
-        add({"fp32 FMA peak (AVX2)", n, "GFLOP/s", measure_compute(n, o.runs, fma_peak, 200'000'000)});
-        add({"int8 dot peak (maddubs)", n, "GOP/s", measure_compute(n, o.runs, int8_dot_peak, 100'000'000)});
+  for (int n : o.threads) {
+    add({"read (sum, DRAM)", n, "GB/s", measure_read(a, bytes, n, o.runs)});
+    add({"copy (AVX2 stores, 2x bytes)", n, "GB/s", measure_copy(b, a, n, o.runs, false)});
+    add({"copy (NT stores, 2x bytes)", n, "GB/s", measure_copy(b, a, n, o.runs, true)});
+    // ~0.3 s per run at ~100 GFLOP/s per core.
+    add({"fp32 FMA peak (AVX2)", n, "GFLOP/s", measure_compute(n, o.runs, fma_peak, 200'000'000)});
+    add({"int8 dot peak (maddubs)", n, "GOP/s",
+         measure_compute(n, o.runs, int8_dot_peak, 100'000'000)});
+  }
+  if (o.sweep) {
+    // Read bandwidth by working-set size: L1, L2, L3, and the ~100 MB a small model's
+    // weights occupy (SmolLM2-135M Q4_1 is 98 MB).
+    for (std::size_t kib : {32, 512, 8192, 24576, 98304, 262144}) {
+      if ((kib << 10) > bytes) continue;
+      for (int n : o.threads) {
+        const std::string name = "read sweep " + std::to_string(kib) + " KiB";
+        add({name, n, "GB/s", measure_read(a, kib << 10, n, o.runs)});
+      }
     }
-    if (o.sweep) {
-        // Read bandwidth by working-set size: L1, L2, L3, and the ~100 MB a small model's
-        // weights occupy (SmolLM2-135M Q4_1 is 98 MB).
-        for (std::size_t kib : {32, 512, 8192, 24576, 98304, 262144}) {
-            if ((kib << 10) > bytes) continue;
-            for (int n : o.threads) {
-                const std::string name = "read sweep " + std::to_string(kib) + " KiB";
-                add({name, n, "GB/s", measure_read(a, kib << 10, n, o.runs)});
-            }
-        }
-    }
-    if (!o.json_path.empty()) write_json(o.json_path, results, o);
-    return 0;
+  }
+  if (!o.json_path.empty()) write_json(o.json_path, results, o);
+  return 0;
 }

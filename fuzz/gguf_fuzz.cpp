@@ -14,11 +14,26 @@ namespace {
 // Reads every value, recursively, through each typed accessor.
 std::uint64_t touch(const folio::gguf::Value& v) {
   std::uint64_t sum = v.to_string(16).size();
-  try { sum += static_cast<std::uint64_t>(v.as_int("v")); } catch (const folio::Error&) {}
-  try { sum += v.as_uint("v"); } catch (const folio::Error&) {}
-  try { sum += static_cast<std::uint64_t>(v.as_float("v") != 0.0); } catch (const folio::Error&) {}
-  try { sum += v.as_bool("v") ? 1 : 0; } catch (const folio::Error&) {}
-  try { sum += v.as_string("v").size(); } catch (const folio::Error&) {}
+  try {
+    sum += static_cast<std::uint64_t>(v.as_int("v"));
+  } catch (const folio::Error&) {
+  }
+  try {
+    sum += v.as_uint("v");
+  } catch (const folio::Error&) {
+  }
+  try {
+    sum += static_cast<std::uint64_t>(v.as_float("v") != 0.0);
+  } catch (const folio::Error&) {
+  }
+  try {
+    sum += v.as_bool("v") ? 1 : 0;
+  } catch (const folio::Error&) {
+  }
+  try {
+    sum += v.as_string("v").size();
+  } catch (const folio::Error&) {
+  }
   if (v.type() == folio::gguf::ValueType::ARRAY) {
     for (const auto& item : v.as_array("v")) sum += touch(item);
   }

@@ -16,7 +16,9 @@ using folio::gguf::MetaValue;
 using folio::gguf::TensorType;
 using VT = folio::gguf::ValueType;
 
-std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t v) { return std::vector<std::uint8_t>(n, v); }
+std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t v) {
+  return std::vector<std::uint8_t>(n, v);
+}
 
 MetaValue strings(std::initializer_list<const char*> items) {
   MetaValue::Array a;
@@ -68,10 +70,12 @@ GgufWriter all_types() {
   w.add("i64", MetaValue::integer(VT::INT64, -1));
   w.add("f64", MetaValue::f64(0.5));
   w.add("bool", MetaValue::boolean(true));
-  w.add("nested", MetaValue::array(VT::ARRAY, {MetaValue::array(VT::BOOL, {MetaValue::boolean(false)}),
-                                               MetaValue::array(VT::FLOAT64, {MetaValue::f64(1.0)})}));
+  w.add("nested",
+        MetaValue::array(VT::ARRAY, {MetaValue::array(VT::BOOL, {MetaValue::boolean(false)}),
+                                     MetaValue::array(VT::FLOAT64, {MetaValue::f64(1.0)})}));
   w.add("tokenizer.ggml.tokens", strings({"<pad>", "<eos>", "\xe2\x96\x81hi"}));
-  w.add("tokenizer.ggml.scores", MetaValue::array(VT::FLOAT32, {MetaValue::f32(0), MetaValue::f32(0), MetaValue::f32(-1)}));
+  w.add("tokenizer.ggml.scores",
+        MetaValue::array(VT::FLOAT32, {MetaValue::f32(0), MetaValue::f32(0), MetaValue::f32(-1)}));
   w.add_tensor("q4_k", {256}, TensorType::Q4_K, bytes(144, 0x42));
   w.add_tensor("q8_0", {32, 2}, TensorType::Q8_0, bytes(68, 0x7f));
   w.add_tensor("bf16.4d", {2, 1, 1, 2}, TensorType::BF16, bytes(8, 1));

@@ -20,7 +20,7 @@ class Error : public std::runtime_error {
 
 }  // namespace folio
 
-#define FOLIO_CHECK(cond, ...)                                                    \
-  do {                                                                            \
+#define FOLIO_CHECK(cond, ...)                                                               \
+  do {                                                                                       \
     if (!(cond)) ::folio::check_failed(#cond, __FILE__, __LINE__, std::string{__VA_ARGS__}); \
   } while (0)

@@ -18,20 +18,20 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
   enum class Kind {
-    kLiteral,   // literal
-    kName,      // name
-    kList,      // args = items; name "tuple" for (a, b)
-    kDict,      // args = key0, value0, key1, value1 ...
-    kAttr,      // args[0].name
-    kIndex,     // args[0][args[1]]
-    kSlice,     // args[0][args[1]:args[2]:args[3]] (null = omitted)
-    kCall,      // args[0](args[1..], kwargs)
-    kFilter,    // args[0] | name(args[1..], kwargs)
-    kTest,      // args[0] is [not] name(args[1..]); negate
-    kUnary,     // name in {"not", "-", "+"}, args[0]
-    kBinary,    // name is the operator, args[0] op args[1]
-    kCompare,   // args[0] ops[0] args[1] ops[1] args[2] ... (chained, as in Python)
-    kCond,      // args[1] if args[0] else args[2] (args[2] may be null)
+    kLiteral,  // literal
+    kName,     // name
+    kList,     // args = items; name "tuple" for (a, b)
+    kDict,     // args = key0, value0, key1, value1 ...
+    kAttr,     // args[0].name
+    kIndex,    // args[0][args[1]]
+    kSlice,    // args[0][args[1]:args[2]:args[3]] (null = omitted)
+    kCall,     // args[0](args[1..], kwargs)
+    kFilter,   // args[0] | name(args[1..], kwargs)
+    kTest,     // args[0] is [not] name(args[1..]); negate
+    kUnary,    // name in {"not", "-", "+"}, args[0]
+    kBinary,   // name is the operator, args[0] op args[1]
+    kCompare,  // args[0] ops[0] args[1] ops[1] args[2] ... (chained, as in Python)
+    kCond,     // args[1] if args[0] else args[2] (args[2] may be null)
   };
   Kind kind;
   std::size_t pos = 0;
@@ -57,19 +57,19 @@ struct Node {
     kSetBlock,  // {% set name %}body{% endset %}
     kBreak,
     kContinue,
-    kMacro,     // {% macro name(params) %}body{% endmacro %}
+    kMacro,  // {% macro name(params) %}body{% endmacro %}
   };
   Kind kind;
   std::size_t pos = 0;
   std::string text;
   ExprPtr expr;
-  ExprPtr cond;                       // for: inline filter
-  std::vector<std::string> targets;   // for / set names; macro parameter names
-  std::string attr;                   // set ns.attr
+  ExprPtr cond;                      // for: inline filter
+  std::vector<std::string> targets;  // for / set names; macro parameter names
+  std::string attr;                  // set ns.attr
   std::vector<std::pair<ExprPtr, Body>> branches;
   Body body;
   Body else_body;
-  std::vector<ExprPtr> defaults;      // macro parameter defaults (null = required)
+  std::vector<ExprPtr> defaults;  // macro parameter defaults (null = required)
 };
 
 }  // namespace folio::chat

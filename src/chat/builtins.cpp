@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <ctime>
+#include <optional>
 
 #include "base/error.h"
 #include "chat/strings.h"
@@ -12,7 +12,9 @@
 namespace folio::chat {
 namespace {
 
-[[noreturn]] void fail(const std::string& msg) { throw Error(msg); }
+[[noreturn]] void fail(const std::string& msg) {
+  throw Error(msg);
+}
 
 std::string str_arg(const Args& a, std::size_t i, const char* name, const char* fn,
                     const char* def = nullptr) {
@@ -136,7 +138,8 @@ const Value* Args::get(std::size_t i, const char* name) const {
 
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kArray: return v.items();
+    case Value::Kind::kArray:
+      return v.items();
     case Value::Kind::kObject: {
       std::vector<Value> keys;
       for (const auto& [k, x] : v.entries()) keys.push_back(Value::string(k));
@@ -150,8 +153,10 @@ std::vector<Value> iterate(const Value& v) {
       }
       return chars;
     }
-    case Value::Kind::kUndefined: return {};  // Jinja's Undefined iterates as empty
-    default: fail(std::string("'") + v.type_name() + "' object is not iterable");
+    case Value::Kind::kUndefined:
+      return {};  // Jinja's Undefined iterates as empty
+    default:
+      fail(std::string("'") + v.type_name() + "' object is not iterable");
   }
 }
 
@@ -165,7 +170,8 @@ Value subscript(const Value& obj, const Value& key) {
   if (obj.is_array() || obj.is_string()) {
     if (!key.is_int() && !key.is_bool()) return Value();
     const bool is_str = obj.is_string();
-    const std::vector<std::size_t> offs = is_str ? code_point_offsets(obj.str()) : std::vector<std::size_t>{};
+    const std::vector<std::size_t> offs =
+        is_str ? code_point_offsets(obj.str()) : std::vector<std::size_t>{};
     const auto n = static_cast<std::int64_t>(is_str ? offs.size() - 1 : obj.items().size());
     std::int64_t i = key.as_int();
     if (i < 0) i += n;
@@ -180,7 +186,8 @@ Value subscript(const Value& obj, const Value& key) {
 Value slice(const Value& obj, const Value& start, const Value& stop, const Value& step) {
   const bool is_str = obj.is_string();
   if (!is_str && !obj.is_array()) fail(std::string("cannot slice a ") + obj.type_name());
-  const std::vector<std::size_t> offs = is_str ? code_point_offsets(obj.str()) : std::vector<std::size_t>{};
+  const std::vector<std::size_t> offs =
+      is_str ? code_point_offsets(obj.str()) : std::vector<std::size_t>{};
   const auto n = static_cast<std::int64_t>(is_str ? offs.size() - 1 : obj.items().size());
   auto num = [](const Value& v, std::int64_t def) {
     if (v.is_undefined() || v.is_none()) return def;
@@ -201,20 +208,23 @@ Value slice(const Value& obj, const Value& start, const Value& stop, const Value
   Value::Array a;
   for (std::int64_t i = b; st > 0 ? i < e : i > e; i += st) {
     const auto u = static_cast<std::size_t>(i);
-    if (is_str) s += obj.str().substr(offs[u], offs[u + 1] - offs[u]);
-    else a.push_back(obj.items()[u]);
+    if (is_str)
+      s += obj.str().substr(offs[u], offs[u + 1] - offs[u]);
+    else
+      a.push_back(obj.items()[u]);
   }
   return is_str ? Value::string(std::move(s)) : Value::array(std::move(a));
 }
 
 // Filters over strings and scalars; nullopt when `name` is not one of them.
 static std::optional<Value> scalar_filter(const std::string& name, const Value& v, const Args& a,
-                                   const Limits& lim) {
+                                          const Limits& lim) {
   if (name == "trim" || name == "strip") {
     const Value* chars = a.get(0, "chars");
     return Value::string(py_strip(v.to_str(), true, true,
-                                  chars && chars->is_string() ? std::optional<std::string_view>(chars->str())
-                                                              : std::nullopt));
+                                  chars && chars->is_string()
+                                      ? std::optional<std::string_view>(chars->str())
+                                      : std::nullopt));
   }
   if (name == "length" || name == "count") {
     if (!v.is_undefined() && !v.is_string() && !v.is_array() && !v.is_object()) {
@@ -230,8 +240,9 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
   if (name == "safe") return v;  // no autoescaping in chat templates: a no-op
   if (name == "tojson") {
     const Value* indent = a.get(0, "indent");
-    return Value::string(to_json(v, indent && indent->is_number() ? static_cast<int>(indent->as_int()) : -1,
-                                 bool_arg(a, 99, "sort_keys", false)));
+    return Value::string(
+        to_json(v, indent && indent->is_number() ? static_cast<int>(indent->as_int()) : -1,
+                bool_arg(a, 99, "sort_keys", false)));
   }
   if (name == "default" || name == "d") {
     const Value* def = a.get(0, "default_value");
@@ -310,14 +321,16 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a, const
     for (const auto& [k, x] : v.entries()) out.push_back(Value::tuple({Value::string(k), x}));
     return Value::array(std::move(out));
   }
-  if (name == "selectattr" || name == "rejectattr") return select_items(v, a, true, name == "selectattr");
+  if (name == "selectattr" || name == "rejectattr")
+    return select_items(v, a, true, name == "selectattr");
   if (name == "select" || name == "reject") return select_items(v, a, false, name == "select");
   if (name == "map") return do_map(v, a, lim);
   if (name == "sort") return do_sort(v, a);
   if (name == "unique") {
     Value::Array out;
     for (const Value& x : iterate(v)) {
-      if (std::none_of(out.begin(), out.end(), [&](const Value& y) { return equals(x, y); })) out.push_back(x);
+      if (std::none_of(out.begin(), out.end(), [&](const Value& y) { return equals(x, y); }))
+        out.push_back(x);
     }
     return Value::array(std::move(out));
   }
@@ -354,7 +367,8 @@ bool apply_test(const std::string& name, const Value& v, const Args& a) {
   if (name == "le" || name == "<=") return !less(*arg, v);
   if (name == "ge" || name == ">=") return !less(v, *arg);
   if (name == "divisibleby") {
-    if (!v.is_number() || !arg->is_number() || arg->as_int() == 0) fail("divisibleby: bad operands");
+    if (!v.is_number() || !arg->is_number() || arg->as_int() == 0)
+      fail("divisibleby: bad operands");
     return v.as_int() % arg->as_int() == 0;
   }
   if (name == "in") {
@@ -372,25 +386,32 @@ Value call_method(const Value& obj, const std::string& name, const Args& a, cons
     if (name == "startswith" || name == "endswith") {
       const Value* p = a.get(0, "prefix");
       if (!p) fail(name + "(): missing argument");
-      auto test = [&](const std::string& x) { return name == "startswith" ? s.starts_with(x) : s.ends_with(x); };
+      auto test = [&](const std::string& x) {
+        return name == "startswith" ? s.starts_with(x) : s.ends_with(x);
+      };
       if (p->is_array()) {
-        return Value::boolean(std::any_of(p->items().begin(), p->items().end(),
-                                          [&](const Value& x) { return x.is_string() && test(x.str()); }));
+        return Value::boolean(
+            std::any_of(p->items().begin(), p->items().end(),
+                        [&](const Value& x) { return x.is_string() && test(x.str()); }));
       }
       if (!p->is_string()) fail(name + "(): argument must be a string or tuple");
       return Value::boolean(test(p->str()));
     }
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
       const Value* c = a.get(0, "chars");
-      const auto chars = c && c->is_string() ? std::optional<std::string_view>(c->str()) : std::nullopt;
+      const auto chars =
+          c && c->is_string() ? std::optional<std::string_view>(c->str()) : std::nullopt;
       return Value::string(py_strip(s, name != "rstrip", name != "lstrip", chars));
     }
     if (name == "split" || name == "rsplit") {
-      if (name == "rsplit" && int_arg(a, 1, "maxsplit", -1) >= 0) fail("unsupported method 'rsplit' with maxsplit");
+      if (name == "rsplit" && int_arg(a, 1, "maxsplit", -1) >= 0)
+        fail("unsupported method 'rsplit' with maxsplit");
       const Value* sep = a.get(0, "sep");
-      const auto sv = sep && sep->is_string() ? std::optional<std::string_view>(sep->str()) : std::nullopt;
+      const auto sv =
+          sep && sep->is_string() ? std::optional<std::string_view>(sep->str()) : std::nullopt;
       Value::Array out;
-      for (auto& p : py_split(s, sv, int_arg(a, 1, "maxsplit", -1))) out.push_back(Value::string(std::move(p)));
+      for (auto& p : py_split(s, sv, int_arg(a, 1, "maxsplit", -1)))
+        out.push_back(Value::string(std::move(p)));
       return Value::array(std::move(out));
     }
     if (name == "upper") return Value::string(py_upper(s));
@@ -398,21 +419,25 @@ Value call_method(const Value& obj, const std::string& name, const Args& a, cons
     if (name == "title") return Value::string(py_title(s));
     if (name == "capitalize") return Value::string(py_capitalize(s));
     if (name == "replace") {
-      return Value::string(py_replace(s, str_arg(a, 0, "old", "replace"), str_arg(a, 1, "new", "replace"),
-                                      int_arg(a, 2, "count", -1), lim.max_output_bytes));
+      return Value::string(py_replace(s, str_arg(a, 0, "old", "replace"),
+                                      str_arg(a, 1, "new", "replace"), int_arg(a, 2, "count", -1),
+                                      lim.max_output_bytes));
     }
     if (name == "find") {
       const std::size_t at = s.find(str_arg(a, 0, "sub", "find"));
-      return Value::integer(at == std::string::npos ? -1 : static_cast<std::int64_t>(utf8_length(s.substr(0, at))));
+      return Value::integer(
+          at == std::string::npos ? -1 : static_cast<std::int64_t>(utf8_length(s.substr(0, at))));
     }
     if (name == "count") {
       const std::string sub = str_arg(a, 0, "sub", "count");
       if (sub.empty()) return Value::integer(static_cast<std::int64_t>(obj.size() + 1));
       std::int64_t n = 0;
-      for (std::size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+      for (std::size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size()))
+        ++n;
       return Value::integer(n);
     }
-    if (name == "join") return Value::string(joined(a.pos.empty() ? Value() : a.pos[0], s, nullptr, lim));
+    if (name == "join")
+      return Value::string(joined(a.pos.empty() ? Value() : a.pos[0], s, nullptr, lim));
   }
   if (obj.is_object()) {
     if (name == "items") return apply_filter("items", obj, {}, lim);
@@ -435,19 +460,21 @@ Value call_method(const Value& obj, const std::string& name, const Args& a, cons
 
 bool is_known_filter(const std::string& name) {
   static const char* const kFilters[] = {
-      "trim", "strip", "length", "count", "upper", "lower", "title", "capitalize", "string",
-      "safe", "tojson", "default", "d", "join", "replace", "first", "last", "list", "reverse",
-      "items", "int", "float", "abs", "round", "selectattr", "rejectattr", "select", "reject",
-      "map", "sort", "unique", "indent"};
+      "trim",       "strip",      "length",  "count",   "upper", "lower", "title",   "capitalize",
+      "string",     "safe",       "tojson",  "default", "d",     "join",  "replace", "first",
+      "last",       "list",       "reverse", "items",   "int",   "float", "abs",     "round",
+      "selectattr", "rejectattr", "select",  "reject",  "map",   "sort",  "unique",  "indent"};
   return std::find(std::begin(kFilters), std::end(kFilters), name) != std::end(kFilters);
 }
 
 bool is_known_test(const std::string& name) {
   static const char* const kTests[] = {
-      "defined", "undefined", "none", "boolean", "true", "false", "string", "number", "integer",
-      "float", "mapping", "sequence", "iterable", "callable", "lower", "upper", "odd", "even",
-      "equalto", "eq", "==", "sameas", "ne", "!=", "lt", "lessthan", "<", "gt", "greaterthan",
-      ">", "le", "<=", "ge", ">=", "divisibleby", "in"};
+      "defined",  "undefined", "none",    "boolean", "true",        "false",
+      "string",   "number",    "integer", "float",   "mapping",     "sequence",
+      "iterable", "callable",  "lower",   "upper",   "odd",         "even",
+      "equalto",  "eq",        "==",      "sameas",  "ne",          "!=",
+      "lt",       "lessthan",  "<",       "gt",      "greaterthan", ">",
+      "le",       "<=",        "ge",      ">=",      "divisibleby", "in"};
   return std::find(std::begin(kTests), std::end(kTests), name) != std::end(kTests);
 }
 

@@ -15,8 +15,8 @@
 namespace folio::chat {
 
 struct Limits {
-  std::size_t max_output_bytes = std::size_t{16} << 20;   // also caps any one string value
-  std::size_t max_loop_iterations = 1'000'000;            // all loops of one render together
+  std::size_t max_output_bytes = std::size_t{16} << 20;  // also caps any one string value
+  std::size_t max_loop_iterations = 1'000'000;           // all loops of one render together
   int max_macro_depth = 64;
 };
 

@@ -12,7 +12,8 @@ ChatTemplate::ChatTemplate(std::string source, Limits limits)
   body_ = parse_template(source_);
 }
 
-std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const RenderOptions& opts) const {
+std::string ChatTemplate::render(const nlohmann::ordered_json& messages,
+                                 const RenderOptions& opts) const {
   if (!messages.is_array()) throw Error("chat template: messages must be a JSON array");
   if (!opts.extra.is_object()) throw Error("chat template: extra variables must be a JSON object");
   // Like apply_chat_template, drop message keys whose value is null: many

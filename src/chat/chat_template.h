@@ -15,10 +15,9 @@
 // folio::Error naming the feature and its line and column. Never a fallback.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/ast.h"
 #include "chat/builtins.h"

@@ -11,7 +11,9 @@ namespace {
 
 constexpr const char* kPrefix = "chat template: ";
 
-bool numeric(const Value& v) { return v.is_number(); }
+bool numeric(const Value& v) {
+  return v.is_number();
+}
 
 Value arith(const std::string& op, const Value& a, const Value& b) {
   if (!numeric(a) || !numeric(b)) {
@@ -49,7 +51,7 @@ Value arith(const std::string& op, const Value& a, const Value& b) {
   if (ints) {
     const std::int64_t x = a.as_int(), y = b.as_int();
     std::int64_t r = 0;
-    const bool overflow = op == "+" ? __builtin_add_overflow(x, y, &r)
+    const bool overflow = op == "+"   ? __builtin_add_overflow(x, y, &r)
                           : op == "-" ? __builtin_sub_overflow(x, y, &r)
                                       : __builtin_mul_overflow(x, y, &r);
     if (overflow) throw Error("integer overflow in '" + op + "'");
@@ -124,24 +126,35 @@ Interpreter::Flow Interpreter::exec(const Body& body, std::string& out) {
 
 Interpreter::Flow Interpreter::exec(const Node& n, std::string& out) {
   switch (n.kind) {
-    case Node::Kind::kText: append(out, n.text, n.pos); return Flow::kNormal;
-    case Node::Kind::kOutput: append(out, eval(*n.expr).to_str(), n.pos); return Flow::kNormal;
+    case Node::Kind::kText:
+      append(out, n.text, n.pos);
+      return Flow::kNormal;
+    case Node::Kind::kOutput:
+      append(out, eval(*n.expr).to_str(), n.pos);
+      return Flow::kNormal;
     case Node::Kind::kIf:
       for (const auto& [cond, body] : n.branches) {
         if (eval(*cond).truthy()) return exec(body, out);
       }
       return exec(n.else_body, out);
-    case Node::Kind::kFor: return exec_for(n, out);
-    case Node::Kind::kSet: exec_set(n); return Flow::kNormal;
+    case Node::Kind::kFor:
+      return exec_for(n, out);
+    case Node::Kind::kSet:
+      exec_set(n);
+      return Flow::kNormal;
     case Node::Kind::kSetBlock: {
       std::string captured;
       exec(n.body, captured);
       assign(n.targets[0], Value::string(std::move(captured)));
       return Flow::kNormal;
     }
-    case Node::Kind::kBreak: return Flow::kBreak;
-    case Node::Kind::kContinue: return Flow::kContinue;
-    case Node::Kind::kMacro: macros_[n.text] = &n; return Flow::kNormal;
+    case Node::Kind::kBreak:
+      return Flow::kBreak;
+    case Node::Kind::kContinue:
+      return Flow::kContinue;
+    case Node::Kind::kMacro:
+      macros_[n.text] = &n;
+      return Flow::kNormal;
   }
   return Flow::kNormal;
 }
@@ -167,7 +180,8 @@ Interpreter::Flow Interpreter::exec_for(const Node& n, std::string& out) {
   const auto len = static_cast<std::int64_t>(items.size());
   for (std::int64_t i = 0; i < len; ++i) {
     if (++iterations_ > limits_.max_loop_iterations) {
-      fail(n.pos, "loop iterations exceed the limit of " + std::to_string(limits_.max_loop_iterations));
+      fail(n.pos,
+           "loop iterations exceed the limit of " + std::to_string(limits_.max_loop_iterations));
     }
     const Value& item = items[static_cast<std::size_t>(i)];
     if (n.targets.size() == 1) {
@@ -201,7 +215,8 @@ void Interpreter::exec_set(const Node& n) {
   Value v = eval(*n.expr);
   if (!n.attr.empty()) {
     Value ns = lookup(n.targets[0]);
-    if (!ns.is_object()) fail(n.pos, "cannot set attribute '" + n.attr + "' on a " + ns.type_name());
+    if (!ns.is_object())
+      fail(n.pos, "cannot set attribute '" + n.attr + "' on a " + ns.type_name());
     ns.set(n.attr, std::move(v));  // shared dict: visible from every scope, like namespace()
     return;
   }
@@ -233,7 +248,8 @@ Value Interpreter::eval(const Expr& e) {
     if (std::string_view(err.what()).starts_with(kPrefix)) throw;
     fail(e.pos, err.what());
   }
-  if (v.is_string() && v.str().size() > limits_.max_output_bytes) fail(e.pos, "string value too large");
+  if (v.is_string() && v.str().size() > limits_.max_output_bytes)
+    fail(e.pos, "string value too large");
   return v;
 }
 
@@ -246,8 +262,10 @@ Args Interpreter::eval_args(const Expr& e, std::size_t first) {
 
 Value Interpreter::eval_inner(const Expr& e) {
   switch (e.kind) {
-    case Expr::Kind::kLiteral: return e.literal;
-    case Expr::Kind::kName: return lookup(e.name);
+    case Expr::Kind::kLiteral:
+      return e.literal;
+    case Expr::Kind::kName:
+      return lookup(e.name);
     case Expr::Kind::kList: {
       Value::Array items;
       for (const auto& x : e.args) items.push_back(eval(*x));
@@ -264,16 +282,19 @@ Value Interpreter::eval_inner(const Expr& e) {
     }
     case Expr::Kind::kAttr: {
       const Value obj = eval(*e.args[0]);
-      if (obj.is_undefined()) throw Error("cannot read attribute '" + e.name + "' of an undefined value");
+      if (obj.is_undefined())
+        throw Error("cannot read attribute '" + e.name + "' of an undefined value");
       const Value* f = obj.find(e.name);
       return f ? *f : Value();
     }
-    case Expr::Kind::kIndex: return subscript(eval(*e.args[0]), eval(*e.args[1]));
+    case Expr::Kind::kIndex:
+      return subscript(eval(*e.args[0]), eval(*e.args[1]));
     case Expr::Kind::kSlice: {
       auto part = [&](std::size_t i) { return e.args[i] ? eval(*e.args[i]) : Value(); };
       return slice(eval(*e.args[0]), part(1), part(2), part(3));
     }
-    case Expr::Kind::kCall: return eval_call(e);
+    case Expr::Kind::kCall:
+      return eval_call(e);
     case Expr::Kind::kFilter: {
       const Value v = eval(*e.args[0]);
       return apply_filter(e.name, v, eval_args(e, 1), limits_);
@@ -285,11 +306,13 @@ Value Interpreter::eval_inner(const Expr& e) {
     case Expr::Kind::kUnary: {
       const Value v = eval(*e.args[0]);
       if (e.name == "not") return Value::boolean(!v.truthy());
-      if (!v.is_number()) throw Error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
+      if (!v.is_number())
+        throw Error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
       if (e.name == "+") return v.is_float() ? v : Value::integer(v.as_int());
       return v.is_float() ? Value::number(-v.as_double()) : arith("-", Value::integer(0), v);
     }
-    case Expr::Kind::kBinary: return eval_binary(e);
+    case Expr::Kind::kBinary:
+      return eval_binary(e);
     case Expr::Kind::kCompare: {
       // a < b < c is (a < b) and (b < c), each operand evaluated once.
       Value left = eval(*e.args[0]);
@@ -337,7 +360,8 @@ Value Interpreter::eval_binary(const Expr& e) {
     const Value& n = a.is_string() ? b : a;
     if (!n.is_int()) throw Error("can't multiply a string by a non-integer");
     const std::int64_t times = std::max<std::int64_t>(n.as_int(), 0);
-    if (!s.str().empty() && static_cast<std::uint64_t>(times) > limits_.max_output_bytes / s.str().size()) {
+    if (!s.str().empty() &&
+        static_cast<std::uint64_t>(times) > limits_.max_output_bytes / s.str().size()) {
       throw Error("string repetition result too large");
     }
     std::string out;

@@ -9,7 +9,9 @@
 namespace folio::chat {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 [[noreturn]] void fail(std::string_view src, std::size_t pos, const std::string& msg) {
   throw Error("chat template: " + msg + " at " + describe_position(src, pos));
@@ -56,8 +58,8 @@ class Lexer {
 
  private:
   void emit_text(std::string_view text, std::size_t pos);
-  std::size_t lex_tag(std::size_t start, char kind);   // returns the position after the tag
-  std::size_t lex_raw(std::size_t body);               // after "{% raw %}"
+  std::size_t lex_tag(std::size_t start, char kind);  // returns the position after the tag
+  std::size_t lex_raw(std::size_t body);              // after "{% raw %}"
   std::size_t skip_comment(std::size_t start);
   std::size_t after_tag_end(std::size_t end_pos, bool strip, bool plus, bool trims);
   std::size_t lex_string(std::size_t i);
@@ -113,8 +115,10 @@ std::size_t Lexer::after_tag_end(std::size_t next, bool strip, bool plus, bool t
   if (strip) {
     while (next < src_.size() && is_space(src_[next])) ++next;
   } else if (trims && !plus) {
-    if (src_.substr(next, 2) == "\r\n") next += 2;
-    else if (next < src_.size() && (src_[next] == '\n' || src_[next] == '\r')) ++next;
+    if (src_.substr(next, 2) == "\r\n")
+      next += 2;
+    else if (next < src_.size() && (src_[next] == '\n' || src_[next] == '\r'))
+      ++next;
   }
   return next;
 }
@@ -183,7 +187,9 @@ std::size_t Lexer::lex_tag(std::size_t start, char kind) {
       i = lex_number(i);
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t j = i;
-      while (j < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[j])) || src_[j] == '_')) ++j;
+      while (j < src_.size() &&
+             (std::isalnum(static_cast<unsigned char>(src_[j])) || src_[j] == '_'))
+        ++j;
       out_.push_back({Tok::kName, std::string(src_.substr(i, j - i)), i});
       i = j;
     } else {
@@ -221,16 +227,37 @@ std::size_t Lexer::lex_string(std::size_t i) {
     if (++j >= src_.size()) fail(src_, i, "unterminated string literal");
     const char e = src_[j];
     switch (e) {
-      case 'n': val += '\n'; break;
-      case 't': val += '\t'; break;
-      case 'r': val += '\r'; break;
-      case 'b': val += '\b'; break;
-      case 'f': val += '\f'; break;
-      case 'v': val += '\v'; break;
-      case '0': val += '\0'; break;
-      case '\\': case '\'': case '"': val += e; break;
-      case '\n': break;  // line continuation
-      case 'x': case 'u': case 'U': {
+      case 'n':
+        val += '\n';
+        break;
+      case 't':
+        val += '\t';
+        break;
+      case 'r':
+        val += '\r';
+        break;
+      case 'b':
+        val += '\b';
+        break;
+      case 'f':
+        val += '\f';
+        break;
+      case 'v':
+        val += '\v';
+        break;
+      case '0':
+        val += '\0';
+        break;
+      case '\\':
+      case '\'':
+      case '"':
+        val += e;
+        break;
+      case '\n':
+        break;  // line continuation
+      case 'x':
+      case 'u':
+      case 'U': {
         const std::size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
         if (j + n >= src_.size()) fail(src_, j, "truncated escape sequence");
         std::uint32_t cp = 0;
@@ -246,7 +273,9 @@ std::size_t Lexer::lex_string(std::size_t i) {
         j += n;
         break;
       }
-      default: val += '\\'; val += e;  // Python keeps unknown escapes verbatim
+      default:
+        val += '\\';
+        val += e;  // Python keeps unknown escapes verbatim
     }
   }
   out_.push_back({Tok::kString, std::move(val), i});
@@ -256,11 +285,13 @@ std::size_t Lexer::lex_string(std::size_t i) {
 std::size_t Lexer::lex_number(std::size_t i) {
   std::size_t j = i;
   auto digits = [&] {
-    while (j < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[j])) || src_[j] == '_')) ++j;
+    while (j < src_.size() && (std::isdigit(static_cast<unsigned char>(src_[j])) || src_[j] == '_'))
+      ++j;
   };
   digits();
   bool is_float = false;
-  if (j + 1 < src_.size() && src_[j] == '.' && std::isdigit(static_cast<unsigned char>(src_[j + 1]))) {
+  if (j + 1 < src_.size() && src_[j] == '.' &&
+      std::isdigit(static_cast<unsigned char>(src_[j + 1]))) {
     is_float = true;
     ++j;
     digits();
@@ -286,8 +317,10 @@ std::size_t Lexer::lex_number(std::size_t i) {
 
 std::vector<Token> lex(std::string_view source) {
   // keep_trailing_newline=False: Jinja drops one trailing newline of the source.
-  if (source.ends_with("\r\n")) source.remove_suffix(2);
-  else if (source.ends_with('\n') || source.ends_with('\r')) source.remove_suffix(1);
+  if (source.ends_with("\r\n"))
+    source.remove_suffix(2);
+  else if (source.ends_with('\n') || source.ends_with('\r'))
+    source.remove_suffix(1);
   return Lexer(source).run();
 }
 

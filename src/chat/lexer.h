@@ -23,10 +23,10 @@ enum class Tok {
   kBlockBegin,  // {%
   kBlockEnd,    // %}
   kName,
-  kString,      // value is unescaped
+  kString,  // value is unescaped
   kInt,
   kFloat,
-  kOp,          // operators and punctuation: + - * / // % ** ~ == != < > <= >= = ( ) [ ] { } , . : |
+  kOp,  // operators and punctuation: + - * / // % ** ~ == != < > <= >= = ( ) [ ] { } , . : |
   kEof,
 };
 

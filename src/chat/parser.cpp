@@ -561,7 +561,8 @@ ExprPtr Parser::parse_primary() {
       if (errno == ERANGE) fail(pos, "integer literal out of range");
       return lit(Value::integer(n));
     }
-    case Tok::kFloat: return lit(Value::number(std::strtod(next().value.c_str(), nullptr)));
+    case Tok::kFloat:
+      return lit(Value::number(std::strtod(next().value.c_str(), nullptr)));
     case Tok::kName: {
       const std::string n = next().value;
       if (n == "true" || n == "True") return lit(Value::boolean(true));
@@ -569,7 +570,8 @@ ExprPtr Parser::parse_primary() {
       if (n == "none" || n == "None") return lit(Value::none());
       return make(Expr::Kind::kName, pos, n);
     }
-    default: break;
+    default:
+      break;
   }
   if (is_op("(")) {
     next();

@@ -15,7 +15,8 @@ std::uint32_t decode(std::string_view s, std::size_t i, std::size_t* len) {
   std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
   if (i + n > s.size()) n = 1;
   std::uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  for (std::size_t k = 1; k < n; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
   *len = n;
   return cp;
 }
@@ -163,7 +164,8 @@ std::string py_replace(std::string_view s, std::string_view from, std::string_vi
     return out;
   }
   for (;;) {
-    const std::size_t at = (count < 0 || done < count) ? s.find(from, start) : std::string_view::npos;
+    const std::size_t at =
+        (count < 0 || done < count) ? s.find(from, start) : std::string_view::npos;
     if (at == std::string_view::npos) break;
     add(s.substr(start, at - start));
     add(to);

@@ -50,13 +50,18 @@ Value Value::object(Object o) {
 
 Value Value::from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return none();
-    case nlohmann::ordered_json::value_t::boolean: return boolean(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer: return integer(j.get<std::int64_t>());
+    case nlohmann::ordered_json::value_t::null:
+      return none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return integer(j.get<std::int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned:
       return integer(static_cast<std::int64_t>(j.get<std::uint64_t>()));
-    case nlohmann::ordered_json::value_t::number_float: return number(j.get<double>());
-    case nlohmann::ordered_json::value_t::string: return string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return number(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       Array a;
       for (const auto& x : j) a.push_back(from_json(x));
@@ -67,7 +72,8 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
       for (auto it = j.begin(); it != j.end(); ++it) o.emplace_back(it.key(), from_json(*it));
       return object(std::move(o));
     }
-    default: return Value();
+    default:
+      return Value();
   }
 }
 
@@ -93,13 +99,20 @@ void Value::set(const std::string& key, Value v) {
 bool Value::truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
-    case Kind::kNone: return false;
-    case Kind::kBool: return b_;
-    case Kind::kInt: return i_ != 0;
-    case Kind::kFloat: return f_ != 0.0;
-    case Kind::kString: return !s_.empty();
-    case Kind::kArray: return !a_->empty();
-    case Kind::kObject: return !o_->empty();
+    case Kind::kNone:
+      return false;
+    case Kind::kBool:
+      return b_;
+    case Kind::kInt:
+      return i_ != 0;
+    case Kind::kFloat:
+      return f_ != 0.0;
+    case Kind::kString:
+      return !s_.empty();
+    case Kind::kArray:
+      return !a_->empty();
+    case Kind::kObject:
+      return !o_->empty();
   }
   return false;
 }
@@ -112,10 +125,14 @@ std::size_t utf8_length(std::string_view s) {
 
 std::size_t Value::size() const {
   switch (kind_) {
-    case Kind::kString: return utf8_length(s_);
-    case Kind::kArray: return a_->size();
-    case Kind::kObject: return o_->size();
-    default: return 0;
+    case Kind::kString:
+      return utf8_length(s_);
+    case Kind::kArray:
+      return a_->size();
+    case Kind::kObject:
+      return o_->size();
+    default:
+      return 0;
   }
 }
 
@@ -165,11 +182,16 @@ std::string py_quote(const std::string& s) {
   const char q = dq ? '"' : '\'';
   std::string out(1, q);
   for (unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == static_cast<unsigned char>(q)) out += std::string("\\") + static_cast<char>(q);
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == static_cast<unsigned char>(q))
+      out += std::string("\\") + static_cast<char>(q);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       char b[8];
       std::snprintf(b, sizeof b, "\\x%02x", c);
@@ -185,7 +207,8 @@ std::string py_quote(const std::string& s) {
 
 std::string Value::repr() const {
   switch (kind_) {
-    case Kind::kString: return py_quote(s_);
+    case Kind::kString:
+      return py_quote(s_);
     case Kind::kArray: {
       std::string out = tuple_ ? "(" : "[";
       for (std::size_t i = 0; i < a_->size(); ++i) out += (i ? ", " : "") + (*a_)[i].repr();
@@ -201,32 +224,48 @@ std::string Value::repr() const {
       }
       return out + "}";
     }
-    default: return to_str();
+    default:
+      return to_str();
   }
 }
 
 std::string Value::to_str() const {
   switch (kind_) {
-    case Kind::kUndefined: return "";
-    case Kind::kNone: return "None";
-    case Kind::kBool: return b_ ? "True" : "False";
-    case Kind::kInt: return std::to_string(i_);
-    case Kind::kFloat: return float_repr(f_);
-    case Kind::kString: return s_;
-    default: return repr();
+    case Kind::kUndefined:
+      return "";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return b_ ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(i_);
+    case Kind::kFloat:
+      return float_repr(f_);
+    case Kind::kString:
+      return s_;
+    default:
+      return repr();
   }
 }
 
 const char* Value::type_name() const {
   switch (kind_) {
-    case Kind::kUndefined: return "undefined";
-    case Kind::kNone: return "none";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kFloat: return "float";
-    case Kind::kString: return "string";
-    case Kind::kArray: return "list";
-    case Kind::kObject: return "dict";
+    case Kind::kUndefined:
+      return "undefined";
+    case Kind::kNone:
+      return "none";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kString:
+      return "string";
+    case Kind::kArray:
+      return "list";
+    case Kind::kObject:
+      return "dict";
   }
   return "?";
 }
@@ -239,8 +278,10 @@ bool equals(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Value::Kind::kUndefined:
-    case Value::Kind::kNone: return true;
-    case Value::Kind::kString: return a.str() == b.str();
+    case Value::Kind::kNone:
+      return true;
+    case Value::Kind::kString:
+      return a.str() == b.str();
     case Value::Kind::kArray:
       if (a.is_tuple() != b.is_tuple()) return false;  // Python: (1,) != [1]
       return std::equal(a.items().begin(), a.items().end(), b.items().begin(), b.items().end(),
@@ -253,7 +294,8 @@ bool equals(const Value& a, const Value& b) {
       }
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -276,13 +318,27 @@ void json_string(const std::string& s, std::string& out) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char b[8];
@@ -304,18 +360,30 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
       indent >= 0 ? "\n" + std::string(static_cast<std::size_t>(indent * depth), ' ') : "";
   const char* sep = indent >= 0 ? "," : ", ";
   switch (v.kind()) {
-    case Value::Kind::kNone: out += "null"; return;
-    case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
-    case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
+    case Value::Kind::kNone:
+      out += "null";
+      return;
+    case Value::Kind::kBool:
+      out += v.as_bool() ? "true" : "false";
+      return;
+    case Value::Kind::kInt:
+      out += std::to_string(v.as_int());
+      return;
     case Value::Kind::kFloat: {
       const double f = v.as_double();
-      out += std::isnan(f) ? "NaN" : std::isinf(f) ? (f > 0 ? "Infinity" : "-Infinity")
-                                                   : float_repr(f);
+      out += std::isnan(f)   ? "NaN"
+             : std::isinf(f) ? (f > 0 ? "Infinity" : "-Infinity")
+                             : float_repr(f);
       return;
     }
-    case Value::Kind::kString: json_string(v.str(), out); return;
+    case Value::Kind::kString:
+      json_string(v.str(), out);
+      return;
     case Value::Kind::kArray: {
-      if (v.items().empty()) { out += "[]"; return; }
+      if (v.items().empty()) {
+        out += "[]";
+        return;
+      }
       out += "[";
       for (std::size_t i = 0; i < v.items().size(); ++i) {
         out += i ? sep + nl : nl;
@@ -325,11 +393,15 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
       return;
     }
     case Value::Kind::kObject: {
-      if (v.entries().empty()) { out += "{}"; return; }
+      if (v.entries().empty()) {
+        out += "{}";
+        return;
+      }
       std::vector<const std::pair<std::string, Value>*> es;
       for (const auto& e : v.entries()) es.push_back(&e);
       if (sort_keys) {
-        std::stable_sort(es.begin(), es.end(), [](auto* a, auto* b) { return a->first < b->first; });
+        std::stable_sort(es.begin(), es.end(),
+                         [](auto* a, auto* b) { return a->first < b->first; });
       }
       out += "{";
       for (std::size_t i = 0; i < es.size(); ++i) {
@@ -341,7 +413,8 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
       out += nl_end + "}";
       return;
     }
-    case Value::Kind::kUndefined: throw Error("tojson: value is undefined");
+    case Value::Kind::kUndefined:
+      throw Error("tojson: value is undefined");
   }
 }
 

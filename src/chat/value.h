@@ -9,18 +9,26 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 namespace folio::chat {
 
 class Value {
  public:
-  enum class Kind : std::uint8_t { kUndefined, kNone, kBool, kInt, kFloat, kString, kArray, kObject };
+  enum class Kind : std::uint8_t {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kArray,
+    kObject
+  };
   using Array = std::vector<Value>;
   using Object = std::vector<std::pair<std::string, Value>>;
 

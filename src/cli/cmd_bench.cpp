@@ -82,9 +82,7 @@ class Bench {
   }
 
  private:
-  TokenId random_token() {
-    return static_cast<TokenId>(rng_() % m_.n_vocab());
-  }
+  TokenId random_token() { return static_cast<TokenId>(rng_() % m_.n_vocab()); }
 
   const model::Model& m_;
   kernels::ThreadPool pool_;
@@ -108,7 +106,8 @@ int bench(const BenchArgs& a) {
   const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
   Stopwatch load;
   const model::Model m = model::Model::load(
-      file, {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
+      file,
+      {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
   const double load_s = load.seconds();
   Bench b(m, a.threads);
 
@@ -132,8 +131,9 @@ int bench(const BenchArgs& a) {
     }
   };
   if (!a.json) {
-    std::printf("model: %s (%s), load %.2f s\n| test     | prec  | act |  t |  tokens/s              |\n",
-                file.source().c_str(), m.config().arch.c_str(), load_s);
+    std::printf(
+        "model: %s (%s), load %.2f s\n| test     | prec  | act |  t |  tokens/s              |\n",
+        file.source().c_str(), m.config().arch.c_str(), load_s);
   }
   if (a.n_prompt > 0) {
     add("pp" + std::to_string(a.n_prompt),

@@ -122,19 +122,22 @@ void save(const nlohmann::json& j, const BenchServeArgs& a) {
 int bench_serve(const BenchServeArgs& a) {
   raise_open_file_limit();  // one socket per request in flight
   const loadgen::BenchServeConfig c = to_config(a);
-  std::fprintf(stderr, "folio bench serve: %zu requests to %s%s, request rate %s, burstiness %g, "
-               "max concurrency %s\n", c.prompts.size(), c.url.str().c_str(), c.endpoint.c_str(),
-               a.request_rate.c_str(), a.burstiness,
+  std::fprintf(stderr,
+               "folio bench serve: %zu requests to %s%s, request rate %s, burstiness %g, "
+               "max concurrency %s\n",
+               c.prompts.size(), c.url.str().c_str(), c.endpoint.c_str(), a.request_rate.c_str(),
+               a.burstiness,
                a.max_concurrency ? std::to_string(a.max_concurrency).c_str() : "unlimited");
   const loadgen::BenchServeResult r = loadgen::run_bench_serve(c);
   const std::string table = loadgen::format_table(
-      r.summary, {a.request_rate,
-                  a.max_concurrency ? std::to_string(a.max_concurrency) : "unlimited"});
+      r.summary,
+      {a.request_rate, a.max_concurrency ? std::to_string(a.max_concurrency) : "unlimited"});
   std::fputs(table.c_str(), a.json ? stderr : stdout);
   for (const auto& [text, count] : r.summary.errors)
     std::fprintf(stderr, "folio bench serve: %zu request(s) failed: %s\n", count, text.c_str());
   if (r.summary.output_len_mismatches > 0)
-    std::fprintf(stderr, "folio bench serve: note: %zu request(s) generated a different number of "
+    std::fprintf(stderr,
+                 "folio bench serve: note: %zu request(s) generated a different number of "
                  "tokens than max_tokens (does the server honour ignore_eos?)\n",
                  r.summary.output_len_mismatches);
   const nlohmann::json j = loadgen::result_json(c, r);

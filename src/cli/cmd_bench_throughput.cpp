@@ -38,7 +38,6 @@ namespace folio::cli {
 
 namespace {
 
-
 struct ThroughputArgs {
   std::string model, dataset, modes = "continuous,static,serial";
   int num_prompts = 16, input_len = 64, output_len = 32, static_batch = 8;
@@ -146,10 +145,9 @@ void print_stages(const char* what, const engine::EngineStats& s) {
 }
 
 void throughput(Ctx& c) {
-  const auto jobs = c.a.dataset.empty()
-                        ? random_jobs(c, c.a.num_prompts, c.a.input_len, c.a.output_len,
-                                      c.a.range_ratio)
-                        : dataset_jobs(c);
+  const auto jobs = c.a.dataset.empty() ? random_jobs(c, c.a.num_prompts, c.a.input_len,
+                                                      c.a.output_len, c.a.range_ratio)
+                                        : dataset_jobs(c);
   std::int64_t in_tokens = 0, out_tokens = 0;
   for (const Job& j : jobs) {
     in_tokens += static_cast<std::int64_t>(j.prompt.size());
@@ -194,8 +192,8 @@ void throughput(Ctx& c) {
 void kv_efficiency(Ctx& c) {
   engine::EngineConfig cfg = to_engine_config(c.a.engine);
   if (cfg.max_model_len <= 0) cfg.max_model_len = 1024;
-  const std::int64_t per_block = static_cast<std::int64_t>(
-      engine::PagedKvCache::bytes_per_block(c.m.model.config(), cfg.block_size, cfg.kv_cache_dtype));
+  const std::int64_t per_block = static_cast<std::int64_t>(engine::PagedKvCache::bytes_per_block(
+      c.m.model.config(), cfg.block_size, cfg.kv_cache_dtype));
   const std::int64_t blocks_per_seq = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
   cfg.kv_cache_memory = per_block * blocks_per_seq * c.a.kv_seqs;
   auto e = make_engine(c, cfg);
@@ -216,15 +214,19 @@ void kv_efficiency(Ctx& c) {
   }
   const std::int64_t slots = static_cast<std::int64_t>(e->core.num_kv_blocks()) * cfg.block_size;
   const std::int64_t contiguous = slots / cfg.max_model_len;
-  std::printf("\n== KV efficiency: %zu mixed-length requests, %d blocks x %d = %lld slots, "
-              "max-model-len %d ==\n", jobs.size(), e->core.num_kv_blocks(), cfg.block_size,
-              static_cast<long long>(slots), cfg.max_model_len);
+  std::printf(
+      "\n== KV efficiency: %zu mixed-length requests, %d blocks x %d = %lld slots, "
+      "max-model-len %d ==\n",
+      jobs.size(), e->core.num_kv_blocks(), cfg.block_size, static_cast<long long>(slots),
+      cfg.max_model_len);
   std::printf("live/allocated slots: mean %.1f%%, min %.1f%% over %d steps\n",
               100 * eff_sum / std::max(samples, 1), 100 * eff_min, samples);
-  std::printf("peak concurrent sequences: paged %d vs contiguous max-model-len %lld (%.1fx); "
-              "preemptions %lld\n", peak, static_cast<long long>(contiguous),
-              static_cast<double>(peak) / static_cast<double>(std::max<std::int64_t>(contiguous, 1)),
-              static_cast<long long>(e->core.stats().num_preemptions));
+  std::printf(
+      "peak concurrent sequences: paged %d vs contiguous max-model-len %lld (%.1fx); "
+      "preemptions %lld\n",
+      peak, static_cast<long long>(contiguous),
+      static_cast<double>(peak) / static_cast<double>(std::max<std::int64_t>(contiguous, 1)),
+      static_cast<long long>(e->core.stats().num_preemptions));
   c.report["kv_efficiency"] = {{"mean_live_over_allocated", eff_sum / std::max(samples, 1)},
                                {"min_live_over_allocated", eff_min},
                                {"peak_sequences", peak},
@@ -233,8 +235,8 @@ void kv_efficiency(Ctx& c) {
 }
 
 // Mean TTFT of `k` requests (shared prefix + distinct suffix), one at a time.
-double mean_ttft(engine::LLMEngine& e, const std::vector<TokenId>& prefix, std::mt19937& rng,
-                 int k, std::uint64_t& id, std::size_t vocab) {
+double mean_ttft(engine::LLMEngine& e, const std::vector<TokenId>& prefix, std::mt19937& rng, int k,
+                 std::uint64_t& id, std::size_t vocab) {
   double sum = 0;
   for (int i = 0; i < k; ++i) {
     auto p = prefix;
@@ -279,8 +281,9 @@ std::vector<int> parse_concurrency_list(const std::string& text) {
     int n = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
     if (ec != std::errc{} || end != item.data() + item.size() || n < 1 || n > 4096) {
-      throw Error("--decode-concurrency '" + text + "': '" + item +
-                  "' is not a sequence count from 1 to 4096 (expected a comma list such as 1,8,32)");
+      throw Error(
+          "--decode-concurrency '" + text + "': '" + item +
+          "' is not a sequence count from 1 to 4096 (expected a comma list such as 1,8,32)");
     }
     out.push_back(n);
   }
@@ -311,19 +314,20 @@ void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
     }
     const double total = sw.seconds();
     const double decode_s = total - t_first;
-    const double tps = (e->core.stats().num_generated_tokens - tokens_first) / std::max(decode_s, 1e-9);
+    const double tps =
+        (e->core.stats().num_generated_tokens - tokens_first) / std::max(decode_s, 1e-9);
     std::printf("%-6d %12.1f %12.2f %12.2f\n", n, tps, t_first, decode_s);
-    c.report["decode"][std::to_string(n)] = {{"decode_tokens_per_s", tps}, {"prefill_s", t_first},
-                                {"decode_s", decode_s}};
+    c.report["decode"][std::to_string(n)] = {
+        {"decode_tokens_per_s", tps}, {"prefill_s", t_first}, {"decode_s", decode_s}};
     std::fflush(stdout);
   }
 }
 
-
 int bench_throughput(const ThroughputArgs& a) {
   // Flags are checked before the model loads.
-  const std::vector<int> counts =
-      a.decode_concurrency.empty() ? std::vector<int>{} : parse_concurrency_list(a.decode_concurrency);
+  const std::vector<int> counts = a.decode_concurrency.empty()
+                                      ? std::vector<int>{}
+                                      : parse_concurrency_list(a.decode_concurrency);
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   Ctx c{a, *m, nlohmann::json::object()};
   print_engine_summary(*make_engine(*m, a.engine));
@@ -346,7 +350,8 @@ Command register_bench_throughput(CLI::App& app) {
   sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
   sub->add_option("-n,--num-prompts", a->num_prompts, "Requests")->capture_default_str();
   sub->add_option("--input-len", a->input_len, "Prompt tokens per request")->capture_default_str();
-  sub->add_option("--output-len", a->output_len, "Output tokens per request")->capture_default_str();
+  sub->add_option("--output-len", a->output_len, "Output tokens per request")
+      ->capture_default_str();
   sub->add_option("--range-ratio", a->range_ratio,
                   "Lengths vary uniformly in [len*(1-r), len*(1+r)]")
       ->capture_default_str();

@@ -57,7 +57,8 @@ int chat_loop(const ChatArgs& a) {
     history.push_back({"user", line});
     engine::EngineRequest r;
     r.id = engine::RequestId{next_id++};
-    r.prompt = m->tok.encode(tmpl.render(history, ro), {.add_special = false, .parse_special = true});
+    r.prompt =
+        m->tok.encode(tmpl.render(history, ro), {.add_special = false, .parse_special = true});
     r.params.temperature = a.temp;
     r.params.top_p = a.top_p;
     r.params.seed = a.seed;

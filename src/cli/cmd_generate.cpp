@@ -66,17 +66,32 @@ std::vector<TokenId> parse_prompt(const json& p, const tokenizer::Tokenizer& tok
   for (const json& t : p) {
     if (!t.is_number_integer()) throw Error("'prompt' token ids must be integers");
     const auto v = t.get<std::int64_t>();
-    if (v < 0 || v > INT32_MAX) throw Error("'prompt' token id " + std::to_string(v) + " is out of range");
+    if (v < 0 || v > INT32_MAX)
+      throw Error("'prompt' token id " + std::to_string(v) + " is out of range");
     ids.push_back(static_cast<TokenId>(v));
   }
   return ids;
 }
 
 sampling::SamplingParams parse_params(const json& j) {
-  static const char* const kKnown[] = {
-      "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "n",
-      "presence_penalty", "frequency_penalty", "repetition_penalty", "min_tokens", "ignore_eos",
-      "stop_token_ids", "include_stop_str_in_output", "model", "user"};
+  static const char* const kKnown[] = {"prompt",
+                                       "max_tokens",
+                                       "temperature",
+                                       "top_p",
+                                       "top_k",
+                                       "min_p",
+                                       "seed",
+                                       "stop",
+                                       "n",
+                                       "presence_penalty",
+                                       "frequency_penalty",
+                                       "repetition_penalty",
+                                       "min_tokens",
+                                       "ignore_eos",
+                                       "stop_token_ids",
+                                       "include_stop_str_in_output",
+                                       "model",
+                                       "user"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
@@ -177,7 +192,8 @@ int generate(const GenerateArgs& a) {
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   const std::unique_ptr<EngineStack> stack = make_engine(*m, a.engine);
   engine::LLMEngine& e = stack->core;
-  std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(), load_time.seconds());
+  std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(),
+               load_time.seconds());
   print_engine_summary(*stack);
 
   Stopwatch run_time;
@@ -216,7 +232,8 @@ int generate(const GenerateArgs& a) {
 }  // namespace
 
 Command register_generate(CLI::App& app) {
-  auto* sub = app.add_subcommand("generate", "Offline batch generation: JSONL prompts in, JSONL out");
+  auto* sub =
+      app.add_subcommand("generate", "Offline batch generation: JSONL prompts in, JSONL out");
   auto a = std::make_shared<GenerateArgs>();
   sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
   sub->add_option("--input", a->input, "Input JSONL: one request object per line")->required();

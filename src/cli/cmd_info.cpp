@@ -75,33 +75,54 @@ Json value_json(const gguf::Value& v) {
       for (const auto& item : items) out.push_back(value_json(item));
       return out;
     }
-    case VT::STRING: return std::string(v.as_string("value"));
-    case VT::BOOL: return v.as_bool("value");
-    case VT::FLOAT32: case VT::FLOAT64: return v.as_float("value");
-    case VT::UINT64: return v.as_uint("value");
-    default: return v.as_int("value");
+    case VT::STRING:
+      return std::string(v.as_string("value"));
+    case VT::BOOL:
+      return v.as_bool("value");
+    case VT::FLOAT32:
+    case VT::FLOAT64:
+      return v.as_float("value");
+    case VT::UINT64:
+      return v.as_uint("value");
+    default:
+      return v.as_int("value");
   }
 }
 
 Json model_json(const model::ModelConfig& c) {
-  Json m = {{"architecture", c.arch}, {"name", c.name}, {"block_count", c.n_layer},
-            {"embedding_length", c.n_embd}, {"feed_forward_length", c.n_ff},
-            {"context_length", c.n_ctx_train}, {"vocab_size", c.n_vocab},
-            {"head_count", c.n_head}, {"head_count_kv", c.n_head_kv},
-            {"head_dim_k", c.head_dim_k}, {"head_dim_v", c.head_dim_v},
-            {"rope", {{"freq_base", c.rope_freq_base}, {"dimension_count", c.n_rot},
-                      {"scaling", {{"type", c.rope_scaling.type}, {"factor", c.rope_scaling.factor},
-                                   {"original_context_length", c.rope_scaling.original_context}}}}},
-            {"norm", c.norm_is_rms ? "rms" : "layer"}, {"norm_eps", c.norm_eps},
-            {"sliding_window", c.sliding_window}, {"sliding_window_pattern", c.sliding_window_pattern},
+  Json m = {{"architecture", c.arch},
+            {"name", c.name},
+            {"block_count", c.n_layer},
+            {"embedding_length", c.n_embd},
+            {"feed_forward_length", c.n_ff},
+            {"context_length", c.n_ctx_train},
+            {"vocab_size", c.n_vocab},
+            {"head_count", c.n_head},
+            {"head_count_kv", c.n_head_kv},
+            {"head_dim_k", c.head_dim_k},
+            {"head_dim_v", c.head_dim_v},
+            {"rope",
+             {{"freq_base", c.rope_freq_base},
+              {"dimension_count", c.n_rot},
+              {"scaling",
+               {{"type", c.rope_scaling.type},
+                {"factor", c.rope_scaling.factor},
+                {"original_context_length", c.rope_scaling.original_context}}}}},
+            {"norm", c.norm_is_rms ? "rms" : "layer"},
+            {"norm_eps", c.norm_eps},
+            {"sliding_window", c.sliding_window},
+            {"sliding_window_pattern", c.sliding_window_pattern},
             {"sliding_layers", c.n_sliding_layers()}};
-  const bool uniform = std::all_of(c.layers.begin(), c.layers.end(), [&](const model::LayerConfig& l) {
-    return l.n_head == c.n_head && l.n_head_kv == c.n_head_kv && l.n_ff == c.n_ff;
-  });
+  const bool uniform =
+      std::all_of(c.layers.begin(), c.layers.end(), [&](const model::LayerConfig& l) {
+        return l.n_head == c.n_head && l.n_head_kv == c.n_head_kv && l.n_ff == c.n_ff;
+      });
   if (!uniform) {
     Json layers = Json::array();
     for (const auto& l : c.layers) {
-      layers.push_back({{"head_count", l.n_head}, {"head_count_kv", l.n_head_kv}, {"feed_forward_length", l.n_ff}});
+      layers.push_back({{"head_count", l.n_head},
+                        {"head_count_kv", l.n_head_kv},
+                        {"feed_forward_length", l.n_ff}});
     }
     m["layers"] = layers;
   }
@@ -115,11 +136,12 @@ Json tokenizer_json(const gguf::GgufFile& f) {
             {"vocab_size", tokens ? tokens->size() : 0}};
   // llama.cpp's key names ("seperator" is spelt so in the format).
   static constexpr std::pair<const char*, const char*> kSpecial[] = {
-      {"bos", "bos"}, {"eos", "eos"}, {"eot", "eot"}, {"unk", "unknown"}, {"pad", "padding"},
-      {"sep", "seperator"}};
+      {"bos", "bos"},     {"eos", "eos"},     {"eot", "eot"},
+      {"unk", "unknown"}, {"pad", "padding"}, {"sep", "seperator"}};
   Json special = Json::object();
   for (const auto& [name, key] : kSpecial) {
-    if (auto id = f.get_uint(std::string("tokenizer.ggml.") + key + "_token_id")) special[name] = *id;
+    if (auto id = f.get_uint(std::string("tokenizer.ggml.") + key + "_token_id"))
+      special[name] = *id;
   }
   t["special"] = special;
   if (auto b = f.get_bool("tokenizer.ggml.add_bos_token")) t["add_bos"] = *b;
@@ -140,8 +162,11 @@ Json tensors_json(const gguf::GgufFile& f) {
   }
   Json types = Json::object();
   for (auto& [name, e] : by_type) types[name] = e;
-  return {{"count", f.tensors().size()}, {"parameters", params}, {"weight_bytes", bytes},
-          {"bits_per_weight", params ? 8.0 * static_cast<double>(bytes) / static_cast<double>(params) : 0.0},
+  return {{"count", f.tensors().size()},
+          {"parameters", params},
+          {"weight_bytes", bytes},
+          {"bits_per_weight",
+           params ? 8.0 * static_cast<double>(bytes) / static_cast<double>(params) : 0.0},
           {"types", types}};
 }
 
@@ -150,8 +175,10 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
   const std::uint64_t per_token = c.kv_elements_per_token();
   // Flag ranges keep len * num_seqs * per_token below 2^31 * 2^16 * 2^49: checked anyway.
   std::uint64_t full = 0, windowed = 0;
-  if (__builtin_mul_overflow(per_token, len, &full) || __builtin_mul_overflow(full, a.num_seqs, &full) ||
-      __builtin_mul_overflow(c.kv_elements_for(len), a.num_seqs, &windowed) || full >= (1ull << 60)) {
+  if (__builtin_mul_overflow(per_token, len, &full) ||
+      __builtin_mul_overflow(full, a.num_seqs, &full) ||
+      __builtin_mul_overflow(c.kv_elements_for(len), a.num_seqs, &windowed) ||
+      full >= (1ull << 60)) {
     throw Error("the KV cache for --max-model-len " + std::to_string(len) + " x --num-seqs " +
                 std::to_string(a.num_seqs) + " is too large to compute");
   }
@@ -161,13 +188,17 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
     total[kernels::kv_dtype_name(d)] = kv_bytes(full, c, d);
     win[kernels::kv_dtype_name(d)] = kv_bytes(windowed, c, d);
   }
-  Json kv = {{"elements_per_token", per_token}, {"bytes_per_token", per},
-             {"max_model_len", len}, {"num_seqs", a.num_seqs}, {"full_bytes", total}};
+  Json kv = {{"elements_per_token", per_token},
+             {"bytes_per_token", per},
+             {"max_model_len", len},
+             {"num_seqs", a.num_seqs},
+             {"full_bytes", total}};
   if (c.n_sliding_layers() > 0) {
     // Once a sequence is longer than the window, only the global layers grow.
     std::uint64_t global = 0;
     for (const auto& l : c.layers) {
-      if (!l.sliding) global += std::uint64_t{l.n_head_kv} * (std::uint64_t{c.head_dim_k} + c.head_dim_v);
+      if (!l.sliding)
+        global += std::uint64_t{l.n_head_kv} * (std::uint64_t{c.head_dim_k} + c.head_dim_v);
     }
     Json beyond = Json::object();
     for (kernels::KvDtype d : kKvDtypes) beyond[kernels::kv_dtype_name(d)] = kv_bytes(global, c, d);
@@ -196,8 +227,11 @@ Json load_json(const gguf::GgufFile& f) {
 }
 
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
-  Json r = {{"file", {{"path", f.source()}, {"version", f.version()}, {"size_bytes", f.file_size()},
-                      {"alignment", f.alignment()}}}};
+  Json r = {{"file",
+             {{"path", f.source()},
+              {"version", f.version()},
+              {"size_bytes", f.file_size()},
+              {"alignment", f.alignment()}}}};
   try {
     const model::ModelConfig c = model::from_gguf(f);
     r["model"] = model_json(c);
@@ -225,7 +259,8 @@ std::string kv_line(const Json& bytes, bool exact) {
   for (kernels::KvDtype d : kKvDtypes) {
     const auto b = bytes[kernels::kv_dtype_name(d)].get<std::uint64_t>();
     if (!out.empty()) out += " | ";
-    out += std::string(kernels::kv_dtype_name(d)) + " " + (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
+    out += std::string(kernels::kv_dtype_name(d)) + " " +
+           (exact ? std::to_string(b) + " B" : human(static_cast<double>(b)));
   }
   return out;
 }
@@ -235,40 +270,46 @@ void print_model(const Json& m) {
               m["name"].get<std::string>().c_str());
   std::printf("  layers %u, embedding %u, feed-forward %u, context %llu, vocab %u\n",
               m["block_count"].get<unsigned>(), m["embedding_length"].get<unsigned>(),
-              m["feed_forward_length"].get<unsigned>(), m["context_length"].get<unsigned long long>(),
-              m["vocab_size"].get<unsigned>());
+              m["feed_forward_length"].get<unsigned>(),
+              m["context_length"].get<unsigned long long>(), m["vocab_size"].get<unsigned>());
   std::printf("  attention: %u heads, %u KV heads, head dim %u (K) / %u (V)%s\n",
               m["head_count"].get<unsigned>(), m["head_count_kv"].get<unsigned>(),
               m["head_dim_k"].get<unsigned>(), m["head_dim_v"].get<unsigned>(),
               m.contains("layers") ? " (layer 0; varies by layer)" : "");
   const Json& rope = m["rope"];
   std::printf("  rope: base %g, %u dims, scaling %s (factor %g)\n", rope["freq_base"].get<double>(),
-              rope["dimension_count"].get<unsigned>(), rope["scaling"]["type"].get<std::string>().c_str(),
+              rope["dimension_count"].get<unsigned>(),
+              rope["scaling"]["type"].get<std::string>().c_str(),
               rope["scaling"]["factor"].get<double>());
   std::printf("  norm: %s, eps %g\n", m["norm"].get<std::string>() == "rms" ? "RMS" : "LayerNorm",
               m["norm_eps"].get<double>());
   if (m["sliding_window"].get<unsigned>() != 0) {
-    std::printf("  sliding window: %u tokens on %u of %u layers", m["sliding_window"].get<unsigned>(),
-                m["sliding_layers"].get<unsigned>(), m["block_count"].get<unsigned>());
+    std::printf("  sliding window: %u tokens on %u of %u layers",
+                m["sliding_window"].get<unsigned>(), m["sliding_layers"].get<unsigned>(),
+                m["block_count"].get<unsigned>());
     const unsigned pattern = m["sliding_window_pattern"].get<unsigned>();
-    if (pattern != 0) std::printf(" (every %u%s layer is global)", pattern, pattern == 2 ? "nd" : "th");
+    if (pattern != 0)
+      std::printf(" (every %u%s layer is global)", pattern, pattern == 2 ? "nd" : "th");
     std::printf("\n");
   }
 }
 
 void print_text(const Json& r) {
   const Json& file = r["file"];
-  std::printf("file:       %s (GGUF v%u, %s, alignment %llu)\n", file["path"].get<std::string>().c_str(),
-              file["version"].get<unsigned>(), human(file["size_bytes"].get<double>()).c_str(),
+  std::printf("file:       %s (GGUF v%u, %s, alignment %llu)\n",
+              file["path"].get<std::string>().c_str(), file["version"].get<unsigned>(),
+              human(file["size_bytes"].get<double>()).c_str(),
               file["alignment"].get<unsigned long long>());
   if (r.contains("model")) print_model(r["model"]);
-  if (r.contains("model_error")) std::printf("model:      (no config: %s)\n", r["model_error"].get<std::string>().c_str());
+  if (r.contains("model_error"))
+    std::printf("model:      (no config: %s)\n", r["model_error"].get<std::string>().c_str());
 
   const Json& tok = r["tokenizer"];
   std::string special;
   for (const auto& [name, id] : tok["special"].items()) special += " " + name + " " + id.dump();
-  std::printf("tokenizer:  %s (pre \"%s\"), %llu tokens;%s\n", tok["model"].get<std::string>().c_str(),
-              tok["pre"].get<std::string>().c_str(), tok["vocab_size"].get<unsigned long long>(), special.c_str());
+  std::printf("tokenizer:  %s (pre \"%s\"), %llu tokens;%s\n",
+              tok["model"].get<std::string>().c_str(), tok["pre"].get<std::string>().c_str(),
+              tok["vocab_size"].get<unsigned long long>(), special.c_str());
 
   const Json& t = r["tensors"];
   std::printf("tensors:    %llu, %llu parameters, %s of weights (%.2f bits/weight)\n",
@@ -301,8 +342,8 @@ void print_text(const Json& r) {
     std::printf("KV cache (K+V, all layers):\n  per token: %s\n",
                 kv_line(kv["bytes_per_token"], true).c_str());
     const auto seqs = kv["num_seqs"].get<unsigned long long>();
-    std::printf("  %llu tokens x %llu seq%s: %s\n", kv["max_model_len"].get<unsigned long long>(), seqs,
-                seqs == 1 ? "" : "s", kv_line(kv["full_bytes"], false).c_str());
+    std::printf("  %llu tokens x %llu seq%s: %s\n", kv["max_model_len"].get<unsigned long long>(),
+                seqs, seqs == 1 ? "" : "s", kv_line(kv["full_bytes"], false).c_str());
     if (kv.contains("windowed_bytes")) {
       std::printf("  with the sliding window capping local layers: %s\n",
                   kv_line(kv["windowed_bytes"], false).c_str());
@@ -319,31 +360,35 @@ Command register_info(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   sub->add_option("model", a->model, "GGUF file (default: the default model)");
   sub->add_option("-m,--model", a->model, "GGUF file (same as the positional argument)");
-  sub->add_option("--max-model-len", a->max_model_len,
-                  "tokens per sequence for the KV-cache estimate (default: the model's context length)")
+  sub->add_option(
+         "--max-model-len", a->max_model_len,
+         "tokens per sequence for the KV-cache estimate (default: the model's context length)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 31));
-  sub->add_option("--num-seqs", a->num_seqs, "concurrent sequences for the KV-cache estimate (default 1)")
+  sub->add_option("--num-seqs", a->num_seqs,
+                  "concurrent sequences for the KV-cache estimate (default 1)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
   sub->add_flag("--json", a->json, "print the report as one JSON object");
   sub->add_flag("--metadata", a->metadata, "also list every metadata key");
   return {sub, [a]() {
-    const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
-    const Json report = build_report(f, *a);
-    if (a->json) {
-      // Strings from the file may not be valid UTF-8: replace bad bytes rather than fail.
-      std::printf("%s\n", report.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
-      return 0;
-    }
-    print_text(report);
-    if (a->metadata) {
-      // Text keeps the reader's own rendering (abbreviated arrays, escaped newlines).
-      std::printf("metadata:\n");
-      for (const auto& e : f.metadata()) {
-        std::printf("  %.*s = %s\n", static_cast<int>(e.key.size()), e.key.data(), e.value.to_string().c_str());
-      }
-    }
-    return 0;
-  }};
+            const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
+            const Json report = build_report(f, *a);
+            if (a->json) {
+              // Strings from the file may not be valid UTF-8: replace bad bytes rather than fail.
+              std::printf("%s\n",
+                          report.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+              return 0;
+            }
+            print_text(report);
+            if (a->metadata) {
+              // Text keeps the reader's own rendering (abbreviated arrays, escaped newlines).
+              std::printf("metadata:\n");
+              for (const auto& e : f.metadata()) {
+                std::printf("  %.*s = %s\n", static_cast<int>(e.key.size()), e.key.data(),
+                            e.value.to_string().c_str());
+              }
+            }
+            return 0;
+          }};
 }
 
 }  // namespace folio::cli

@@ -47,12 +47,14 @@ struct RunArgs {
   bool raw = false;
 };
 
-int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int default_threads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 // The prompt as the model should see it: the chat template applied unless
 // --raw or the model has none.
 std::vector<TokenId> prompt_tokens(const RunArgs& a, const gguf::GgufFile& file,
-                                              const tokenizer::Tokenizer& tok) {
+                                   const tokenizer::Tokenizer& tok) {
   const auto tmpl = file.get_string("tokenizer.chat_template");
   if (a.raw || !tmpl) return tok.encode(a.prompt, {.add_special = true, .parse_special = false});
   chat::RenderOptions ro;
@@ -89,7 +91,8 @@ int run(const RunArgs& a) {
   const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const model::Model m = model::Model::load(
-      file, {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
+      file,
+      {model::parse_precision(a.precision), kernels::parse_activation_bits(a.activation_bits)});
   std::fprintf(stderr, "folio: loaded %s (%s, %u layers, %s precision, %zu repacked) in %.2f s\n",
                file.source().c_str(), m.config().arch.c_str(), m.config().n_layer,
                std::string(model::precision_name(m.precision())).c_str(), m.repacked(),
@@ -139,10 +142,11 @@ int run(const RunArgs& a) {
   std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
   const double gen_s = gen_time.seconds();
-  std::fprintf(stderr, "folio: prompt %zu tokens in %.3f s (%.1f t/s); generated %d tokens in "
+  std::fprintf(stderr,
+               "folio: prompt %zu tokens in %.3f s (%.1f t/s); generated %d tokens in "
                "%.3f s (%.1f t/s); %d threads\n",
-               prompt.size(), prompt_s, static_cast<double>(prompt.size()) / prompt_s, n_gen,
-               gen_s, n_gen / std::max(gen_s, 1e-9), threads);
+               prompt.size(), prompt_s, static_cast<double>(prompt.size()) / prompt_s, n_gen, gen_s,
+               n_gen / std::max(gen_s, 1e-9), threads);
   return 0;
 }
 

@@ -51,8 +51,7 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
       ->capture_default_str();
   sub->add_option("--idle-timeout", c.idle_timeout_s, "Seconds a keep-alive connection may idle")
       ->capture_default_str();
-  sub->add_option("--request-timeout", c.request_timeout_s,
-                  "Seconds to receive one whole request")
+  sub->add_option("--request-timeout", c.request_timeout_s, "Seconds to receive one whole request")
       ->capture_default_str();
   sub->add_option("--shutdown-grace", c.shutdown_grace_s,
                   "Seconds in-flight requests may finish after SIGINT/SIGTERM")
@@ -72,15 +71,17 @@ int serve(ServeArgs& a) {
   print_engine_summary(*eng);
   const engine::EngineConfig& ec = eng->core.config();
   const std::int64_t blocks_per_seq = (ec.max_model_len + ec.block_size - 1) / ec.block_size;
-  std::fprintf(stderr,
-               "folio: model loaded in %.2f s; the KV pool holds %lld sequences at the full "
-               "max-model-len (%d tokens) and more when they are shorter\n",
-               load_s, static_cast<long long>(eng->core.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
-               ec.max_model_len);
+  std::fprintf(
+      stderr,
+      "folio: model loaded in %.2f s; the KV pool holds %lld sequences at the full "
+      "max-model-len (%d tokens) and more when they are shorter\n",
+      load_s,
+      static_cast<long long>(eng->core.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
+      ec.max_model_len);
   const auto tmpl = m->file->get_string("tokenizer.chat_template");
-  server::ModelContext ctx = server::make_model_context(
-      m->tok, a.cfg.served_model_name, path, ec.max_model_len,
-      server::chat_template_source(a.cfg.chat_template, tmpl));
+  server::ModelContext ctx =
+      server::make_model_context(m->tok, a.cfg.served_model_name, path, ec.max_model_len,
+                                 server::chat_template_source(a.cfg.chat_template, tmpl));
   ctx.load_seconds = load_s;
   const std::uint64_t fds = raise_open_file_limit();
   if (fds < 1100) {

@@ -130,8 +130,9 @@ int run_detokenize(const std::string& model, bool skip_special) {
 }
 
 void add_model_option(CLI::App* sub, std::string& model) {
-  sub->add_option("-m,--model", model, "GGUF file (a vocab-only file is enough; default: the "
-                                       "default model)");
+  sub->add_option("-m,--model", model,
+                  "GGUF file (a vocab-only file is enough; default: the "
+                  "default model)");
 }
 
 }  // namespace

@@ -95,8 +95,8 @@ void print_engine_summary(const EngineStack& e) {
                e.core.num_kv_blocks(), c.block_size,
                static_cast<double>(e.core.kv_bytes()) / (1 << 20),
                kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
-               c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
-               e.runner.threads(), static_cast<int>(e.runner.model().activation_bits()));
+               c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
+               static_cast<int>(e.runner.model().activation_bits()));
 }
 
 }  // namespace folio::cli

@@ -32,7 +32,7 @@ struct EngineFlags {
   std::string kv_cache_dtype = "auto";
   bool enable_prefix_caching = true;
   std::string scheduling_policy = "fcfs";
-  int threads = 0;  // 0: all hardware threads
+  int threads = 0;           // 0: all hardware threads
   int activation_bits = 16;  // the model's matmul activation width (16 or 8)
 };
 

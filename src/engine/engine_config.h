@@ -14,12 +14,12 @@
 namespace folio::engine {
 
 struct EngineConfig {
-  std::int32_t max_model_len = 0;            // 0: the model's training context (capped, see below)
-  std::int32_t max_num_seqs = 256;           // sequences running at once
-  std::int32_t max_num_batched_tokens = 2048;  // token budget of one step
+  std::int32_t max_model_len = 0;   // 0: the model's training context (capped, see below)
+  std::int32_t max_num_seqs = 256;  // sequences running at once
+  std::int32_t max_num_batched_tokens = 2048;     // token budget of one step
   std::int32_t long_prefill_token_threshold = 0;  // max prefill tokens per request per step; 0: off
-  std::int32_t block_size = 16;              // tokens per KV block
-  std::int64_t kv_cache_memory = 0;          // bytes for K/V; 0: default (kv_budget.h)
+  std::int32_t block_size = 16;                   // tokens per KV block
+  std::int64_t kv_cache_memory = 0;               // bytes for K/V; 0: default (kv_budget.h)
   kernels::KvDtype kv_cache_dtype = kernels::KvDtype::kF16;
   bool enable_prefix_caching = true;
   sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;

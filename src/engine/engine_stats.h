@@ -16,18 +16,17 @@ namespace folio::engine {
 // engine stage: the consumer's OutputProcessor does it, once per token, and
 // reports it itself.
 struct StageTimes {
-  double schedule = 0;    // scheduler.schedule()
-  double prepare = 0;     // block tables, COW copies, batch building
-  double attention = 0;   // model: attention blocks (projections, RoPE, KV, attention)
-  double ffn = 0;         // model: FFN blocks (matmuls, SwiGLU)
-  double lm_head = 0;     // model: embedding lookup and output projection
-  double sampling = 0;    // logits -> token (sampler chain), token-level stop checks
-  double update = 0;      // scheduler.update() and output delivery
+  double schedule = 0;   // scheduler.schedule()
+  double prepare = 0;    // block tables, COW copies, batch building
+  double attention = 0;  // model: attention blocks (projections, RoPE, KV, attention)
+  double ffn = 0;        // model: FFN blocks (matmuls, SwiGLU)
+  double lm_head = 0;    // model: embedding lookup and output projection
+  double sampling = 0;   // logits -> token (sampler chain), token-level stop checks
+  double update = 0;     // scheduler.update() and output delivery
 
   std::vector<std::pair<std::string, double>> named() const {
-    return {{"schedule", schedule}, {"prepare", prepare}, {"attention", attention},
-            {"ffn", ffn},           {"lm_head", lm_head}, {"sampling", sampling},
-            {"update", update}};
+    return {{"schedule", schedule}, {"prepare", prepare},   {"attention", attention}, {"ffn", ffn},
+            {"lm_head", lm_head},   {"sampling", sampling}, {"update", update}};
   }
 };
 
@@ -36,9 +35,9 @@ struct EngineStats {
   std::int32_t num_waiting = 0;
   std::int32_t kv_blocks_total = 0;
   std::int32_t kv_blocks_used = 0;
-  double kv_cache_usage = 0;         // blocks_used / blocks_total
-  std::int64_t kv_live_tokens = 0;   // slots reserved by tables
-  std::int64_t kv_allocated_slots = 0;  // slots of used blocks
+  double kv_cache_usage = 0;              // blocks_used / blocks_total
+  std::int64_t kv_live_tokens = 0;        // slots reserved by tables
+  std::int64_t kv_allocated_slots = 0;    // slots of used blocks
   std::int64_t prefix_cache_queries = 0;  // tokens looked up
   std::int64_t prefix_cache_hits = 0;     // tokens found
   std::int64_t num_preemptions = 0;

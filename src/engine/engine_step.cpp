@@ -51,7 +51,8 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
   sched::ModelRunnerOutput out;
   const auto n_vocab = static_cast<std::size_t>(vocab_);
   std::size_t rows = 0;
-  for (const sched::ScheduledRequest& s : plan.requests) rows += static_cast<std::size_t>(s.num_logits);
+  for (const sched::ScheduledRequest& s : plan.requests)
+    rows += static_cast<std::size_t>(s.num_logits);
   if (logits.size() != rows * n_vocab) {
     throw Error("the model runner returned " + std::to_string(logits.size()) + " logits for " +
                 std::to_string(rows) + " rows of " + std::to_string(n_vocab));

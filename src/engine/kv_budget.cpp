@@ -4,7 +4,6 @@
 #include <fstream>
 #include <string>
 
-
 namespace folio::engine {
 
 std::int64_t mem_available_bytes() {

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 
-
 namespace folio::engine {
 
 // MemAvailable from /proc/meminfo in bytes, or 0 when unknown.

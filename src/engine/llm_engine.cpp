@@ -18,8 +18,8 @@ EngineConfig resolve(EngineConfig c, const ModelRunner& runner) {
   if (c.block_size < 1 || c.block_size > 1024) throw Error("--block-size must be in [1, 1024]");
   if (c.max_model_len <= 0) {
     const std::int64_t ctx = runner.context_length();
-    c.max_model_len =
-        ctx > 0 ? static_cast<std::int32_t>(std::min<std::int64_t>(ctx, 1 << 20)) : kFallbackModelLen;
+    c.max_model_len = ctx > 0 ? static_cast<std::int32_t>(std::min<std::int64_t>(ctx, 1 << 20))
+                              : kFallbackModelLen;
   }
   if (c.kv_cache_memory <= 0) {
     c.kv_cache_memory =
@@ -52,7 +52,8 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
       num_blocks_(blocks_for(config_, runner)),
       vocab_(runner.vocab_size()),
       limits_(limit_values(config_, num_blocks_, vocab_)),
-      sched_(sched_config(config_), {num_blocks_, config_.block_size, config_.enable_prefix_caching}) {
+      sched_(sched_config(config_),
+             {num_blocks_, config_.block_size, config_.enable_prefix_caching}) {
   kv_bytes_ = runner_.init_kv({num_blocks_, config_.block_size, config_.kv_cache_dtype});
   publish_stats();
 }
@@ -94,9 +95,8 @@ void LLMEngine::end_sample(Live& r, SampleStream& s, FinishReason reason) {
     // A request not yet forked is one sequence for all samples: sample 0's
     // sequence stays while another sample still needs it.
     const bool shared =
-        s.index() == 0 && std::any_of(r.samples.begin() + 1, r.samples.end(), [](const auto& o) {
-          return !o->seq.valid() && !o->done();
-        });
+        s.index() == 0 && std::any_of(r.samples.begin() + 1, r.samples.end(),
+                                      [](const auto& o) { return !o->seq.valid() && !o->done(); });
     if (!shared || reason == FinishReason::kAbort || reason == FinishReason::kError) {
       sched_.finish_request(s.seq, reason);
       seqs_.erase(s.seq);

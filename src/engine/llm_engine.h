@@ -92,7 +92,8 @@ class LLMEngine {
     std::int32_t index;
   };
 
-  sched::ModelRunnerOutput sample(const sched::SchedulerOutput& plan, std::span<const float> logits);
+  sched::ModelRunnerOutput sample(const sched::SchedulerOutput& plan,
+                                  std::span<const float> logits);
   void commit(const sched::SchedulerOutput& plan, const sched::ModelRunnerOutput& result);
   void fail_plan(const sched::SchedulerOutput& plan, const std::string& what);
   void end_sample(Live& r, SampleStream& s, FinishReason reason);

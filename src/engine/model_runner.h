@@ -55,7 +55,8 @@ class ModelRunner {
   // Positions the model was trained for (the default --max-model-len); 0: unknown.
   virtual std::int64_t context_length() const = 0;
   // Bytes one KV block of `block_size` positions takes over all layers.
-  virtual std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const = 0;
+  virtual std::int64_t kv_bytes_per_block(std::int32_t block_size,
+                                          kernels::KvDtype dtype) const = 0;
   // Allocates the KV pool (once, before the first execute). Returns its bytes.
   // Throws folio::Error when the memory cannot be had.
   virtual std::int64_t init_kv(const KvLayout& layout) = 0;

@@ -47,14 +47,14 @@ struct LogprobText {
 
 // What one sample produced since its previous delta.
 struct TextDelta {
-  std::int32_t index = 0;                  // the sample, in [0, n)
-  std::string text;                        // safe to show now
-  std::vector<TokenId> token_ids;          // tokens newly counted (usage, logprobs)
-  std::vector<LogprobText> logprobs;       // parallel to token_ids when requested
-  std::vector<std::size_t> text_offsets;   // completions' text_offset per token
+  std::int32_t index = 0;                     // the sample, in [0, n)
+  std::string text;                           // safe to show now
+  std::vector<TokenId> token_ids;             // tokens newly counted (usage, logprobs)
+  std::vector<LogprobText> logprobs;          // parallel to token_ids when requested
+  std::vector<std::size_t> text_offsets;      // completions' text_offset per token
   FinishReason finish = FinishReason::kNone;  // set once, when the sample ends
-  std::string stop_reason;                 // the stop string that matched, if one did
-  bool stop_string_hit = false;            // tell the engine: finish_sample(id, index)
+  std::string stop_reason;                    // the stop string that matched, if one did
+  bool stop_string_hit = false;               // tell the engine: finish_sample(id, index)
 };
 
 struct OutputOptions {

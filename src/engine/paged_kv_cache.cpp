@@ -14,17 +14,22 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+std::size_t round_up(std::size_t n, std::size_t a) {
+  return (n + a - 1) / a * a;
+}
 
 }  // namespace
 
-void PagedKvCache::FreeBytes::operator()(std::byte* p) const { std::free(p); }
+void PagedKvCache::FreeBytes::operator()(std::byte* p) const {
+  std::free(p);
+}
 
-std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config,
-                                          std::int32_t block_size, kernels::KvDtype dtype) {
+std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config, std::int32_t block_size,
+                                          kernels::KvDtype dtype) {
   std::size_t total = 0;
   for (const model::LayerConfig& l : config.layers) {
-    const std::size_t half = std::size_t{l.n_head_kv} * kernels::kv_head_bytes(dtype, config.head_dim_k) *
+    const std::size_t half = std::size_t{l.n_head_kv} *
+                             kernels::kv_head_bytes(dtype, config.head_dim_k) *
                              static_cast<std::size_t>(block_size);
     total += 2 * round_up(half, kAlign);
   }
@@ -33,9 +38,9 @@ std::size_t PagedKvCache::bytes_per_block(const model::ModelConfig& config,
 
 PagedKvCache::PagedKvCache(const model::ModelConfig& config, std::int32_t num_blocks,
                            std::int32_t block_size, kernels::KvDtype dtype)
-    : dtype_(dtype), num_blocks_(num_blocks),
-      block_size_(block_size) {
-  if (num_blocks < 1 || block_size < 1) throw Error("KV cache: needs at least one block of >= 1 token");
+    : dtype_(dtype), num_blocks_(num_blocks), block_size_(block_size) {
+  if (num_blocks < 1 || block_size < 1)
+    throw Error("KV cache: needs at least one block of >= 1 token");
   FOLIO_CHECK(config.head_dim_k == config.head_dim_v, "K and V head sizes differ");
   const auto bs = static_cast<std::size_t>(block_size);
   head_dim_ = config.head_dim_k;

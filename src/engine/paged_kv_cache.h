@@ -80,9 +80,9 @@ class PagedKvCache final : public model::KvCache {
   std::int32_t block_size_;
   std::size_t head_dim_ = 0;
   std::vector<std::size_t> n_kv_heads_;  // per layer
-  std::vector<std::size_t> row_;        // per layer: bytes per token row (kernels/kv_row.h)
-  std::vector<std::size_t> half_bytes_; // per layer: bytes of K (or V) of one block
-  std::vector<std::size_t> layer_off_;  // per layer: byte offset of block 0
+  std::vector<std::size_t> row_;         // per layer: bytes per token row (kernels/kv_row.h)
+  std::vector<std::size_t> half_bytes_;  // per layer: bytes of K (or V) of one block
+  std::vector<std::size_t> layer_off_;   // per layer: byte offset of block 0
   std::size_t total_bytes_ = 0;
   std::unique_ptr<std::byte[], FreeBytes> mem_;
   std::unordered_map<sched::SeqId, std::vector<kv::BlockId>> tables_;

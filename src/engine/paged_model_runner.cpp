@@ -30,7 +30,8 @@ std::int64_t PagedModelRunner::context_length() const {
 
 std::int64_t PagedModelRunner::kv_bytes_per_block(std::int32_t block_size,
                                                   kernels::KvDtype dtype) const {
-  return static_cast<std::int64_t>(PagedKvCache::bytes_per_block(model_.config(), block_size, dtype));
+  return static_cast<std::int64_t>(
+      PagedKvCache::bytes_per_block(model_.config(), block_size, dtype));
 }
 
 std::int64_t PagedModelRunner::init_kv(const KvLayout& layout) {
@@ -45,7 +46,8 @@ void PagedModelRunner::build_batch(const sched::SchedulerOutput& plan) {
   batch_.clear();
   for (std::size_t i = 0; i < plan.requests.size(); ++i) {
     const sched::ScheduledRequest& s = plan.requests[i];
-    FOLIO_CHECK(s.num_logits >= 0 && s.num_logits <= s.num_tokens(), "logit rows beyond the tokens");
+    FOLIO_CHECK(s.num_logits >= 0 && s.num_logits <= s.num_tokens(),
+                "logit rows beyond the tokens");
     const std::int32_t first_row = s.num_tokens() - s.num_logits;
     for (std::int32_t j = 0; j < s.num_tokens(); ++j) {
       batch_.add(s.tokens[static_cast<std::size_t>(j)], s.start_pos + j,

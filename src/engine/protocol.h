@@ -71,7 +71,7 @@ struct RequestOutput {
   std::int32_t num_prompt_tokens = 0;  // on every item, so any one suffices
   std::int32_t num_cached_tokens = 0;  // prefix-cache hit at admission
   bool finished = false;
-  std::string error;                   // the engine step failed (samples finish kError)
+  std::string error;                    // the engine step failed (samples finish kError)
   std::optional<RequestTiming> timing;  // on the last item
 };
 

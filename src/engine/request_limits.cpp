@@ -8,14 +8,17 @@ namespace folio::engine {
 
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
 RequestLimits::RequestLimits(const Values& v) : v_(v) {
   if (v.max_model_len < 1 || v.max_num_seqs < 1 || v.num_kv_blocks < 1 || v.block_size < 1 ||
       v.vocab_size < 1) {
-    throw Error("request limits need a positive max-model-len, max-num-seqs, KV pool and vocabulary");
+    throw Error(
+        "request limits need a positive max-model-len, max-num-seqs, KV pool and vocabulary");
   }
 }
 
@@ -42,8 +45,8 @@ AdmittedRequest RequestLimits::admit(EngineRequest r, double now) const {
     const std::int64_t m = *r.params.max_tokens;
     throw Error("'max_tokens' or 'max_completion_tokens' is too large: " + str(m) +
                 ". This model's maximum context length is " + str(len) +
-                " tokens and your request has " + str(prompt) + " input tokens (" + str(m) +
-                " > " + str(len) + " - " + str(prompt) + ").");
+                " tokens and your request has " + str(prompt) + " input tokens (" + str(m) + " > " +
+                str(len) + " - " + str(prompt) + ").");
   }
   if (!r.params.max_tokens) r.params.max_tokens = static_cast<std::int32_t>(len - prompt);
   r.params.validate(v_.vocab_size);  // with max_tokens known (min_tokens <= max_tokens)

@@ -21,9 +21,8 @@ namespace folio::engine {
 class SampleStream {
  public:
   // `eos` must outlive this.
-  SampleStream(std::int32_t index, const sampling::SamplingParams& params,
-               std::int32_t vocab_size, std::span<const TokenId> eos,
-               std::span<const TokenId> prompt);
+  SampleStream(std::int32_t index, const sampling::SamplingParams& params, std::int32_t vocab_size,
+               std::span<const TokenId> eos, std::span<const TokenId> prompt);
 
   // Draws this sample's next token from one row of logits.
   sampling::SampledToken draw(std::span<const float> logits) { return sampler_.sample(logits); }

@@ -12,8 +12,8 @@ namespace folio::gguf {
 namespace {
 
 // Sanity limits beyond "fits in the file".
-constexpr std::uint64_t kMaxNameLength = 1u << 16;         // metadata keys, tensor names
-constexpr int kMaxArrayDepth = 8;                          // nested arrays
+constexpr std::uint64_t kMaxNameLength = 1u << 16;          // metadata keys, tensor names
+constexpr int kMaxArrayDepth = 8;                           // nested arrays
 constexpr std::uint64_t kMaxArrayElementsTotal = 1u << 23;  // all metadata arrays together
 constexpr std::uint64_t kMaxAlignment = 1u << 30;
 
@@ -44,8 +44,8 @@ class Cursor {
   template <typename T>
   T read(const char* what) {
     if (remaining() < sizeof(T)) {
-      fail(std::string("truncated while reading ") + what + ": need " +
-           std::to_string(sizeof(T)) + " bytes, " + std::to_string(remaining()) + " left");
+      fail(std::string("truncated while reading ") + what + ": need " + std::to_string(sizeof(T)) +
+           " bytes, " + std::to_string(remaining()) + " left");
     }
     T v;
     std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
@@ -77,18 +77,31 @@ class Cursor {
 // Smallest number of bytes one value of `type` occupies in the file.
 std::uint64_t min_encoded_size(ValueType type) {
   switch (type) {
-    case ValueType::UINT8: case ValueType::INT8: case ValueType::BOOL: return 1;
-    case ValueType::UINT16: case ValueType::INT16: return 2;
-    case ValueType::UINT32: case ValueType::INT32: case ValueType::FLOAT32: return 4;
-    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64:
+    case ValueType::UINT8:
+    case ValueType::INT8:
+    case ValueType::BOOL:
+      return 1;
+    case ValueType::UINT16:
+    case ValueType::INT16:
+      return 2;
+    case ValueType::UINT32:
+    case ValueType::INT32:
+    case ValueType::FLOAT32:
+      return 4;
+    case ValueType::UINT64:
+    case ValueType::INT64:
+    case ValueType::FLOAT64:
     case ValueType::STRING:  // its u64 length; the bytes may be empty
       return 8;
-    case ValueType::ARRAY: return 12;
+    case ValueType::ARRAY:
+      return 12;
   }
   return 1;
 }
 
-bool valid_value_type(std::uint32_t t) { return t <= static_cast<std::uint32_t>(ValueType::FLOAT64); }
+bool valid_value_type(std::uint32_t t) {
+  return t <= static_cast<std::uint32_t>(ValueType::FLOAT64);
+}
 
 class Parser {
  public:
@@ -96,16 +109,26 @@ class Parser {
 
   Value read_value(ValueType type, const std::string& what, int depth) {
     switch (type) {
-      case ValueType::UINT8: return Value::of_uint(type, cur_.read<std::uint8_t>(what.c_str()));
-      case ValueType::INT8: return Value::of_int(type, cur_.read<std::int8_t>(what.c_str()));
-      case ValueType::UINT16: return Value::of_uint(type, cur_.read<std::uint16_t>(what.c_str()));
-      case ValueType::INT16: return Value::of_int(type, cur_.read<std::int16_t>(what.c_str()));
-      case ValueType::UINT32: return Value::of_uint(type, cur_.read<std::uint32_t>(what.c_str()));
-      case ValueType::INT32: return Value::of_int(type, cur_.read<std::int32_t>(what.c_str()));
-      case ValueType::UINT64: return Value::of_uint(type, cur_.read<std::uint64_t>(what.c_str()));
-      case ValueType::INT64: return Value::of_int(type, cur_.read<std::int64_t>(what.c_str()));
-      case ValueType::FLOAT32: return Value::of_float(type, cur_.read<float>(what.c_str()));
-      case ValueType::FLOAT64: return Value::of_float(type, cur_.read<double>(what.c_str()));
+      case ValueType::UINT8:
+        return Value::of_uint(type, cur_.read<std::uint8_t>(what.c_str()));
+      case ValueType::INT8:
+        return Value::of_int(type, cur_.read<std::int8_t>(what.c_str()));
+      case ValueType::UINT16:
+        return Value::of_uint(type, cur_.read<std::uint16_t>(what.c_str()));
+      case ValueType::INT16:
+        return Value::of_int(type, cur_.read<std::int16_t>(what.c_str()));
+      case ValueType::UINT32:
+        return Value::of_uint(type, cur_.read<std::uint32_t>(what.c_str()));
+      case ValueType::INT32:
+        return Value::of_int(type, cur_.read<std::int32_t>(what.c_str()));
+      case ValueType::UINT64:
+        return Value::of_uint(type, cur_.read<std::uint64_t>(what.c_str()));
+      case ValueType::INT64:
+        return Value::of_int(type, cur_.read<std::int64_t>(what.c_str()));
+      case ValueType::FLOAT32:
+        return Value::of_float(type, cur_.read<float>(what.c_str()));
+      case ValueType::FLOAT64:
+        return Value::of_float(type, cur_.read<double>(what.c_str()));
       case ValueType::BOOL: {
         const auto b = cur_.read<std::uint8_t>(what.c_str());
         if (b > 1) cur_.fail(what + ": bool value " + std::to_string(b) + " is neither 0 nor 1");
@@ -113,7 +136,8 @@ class Parser {
       }
       case ValueType::STRING:
         return Value::of_string(cur_.read_string(what, std::numeric_limits<std::uint64_t>::max()));
-      case ValueType::ARRAY: return read_array(what, depth + 1);
+      case ValueType::ARRAY:
+        return read_array(what, depth + 1);
     }
     cur_.fail(what + ": unknown value type");
   }
@@ -179,7 +203,8 @@ void GgufFile::parse_all() {
              ", expected \"GGUF\"");
   }
   version_ = cur.read<std::uint32_t>("version");
-  if (version_ == 1) cur.fail("GGUF version 1 (from before August 2023) is not supported; re-convert the model");
+  if (version_ == 1)
+    cur.fail("GGUF version 1 (from before August 2023) is not supported; re-convert the model");
   if (__builtin_bswap32(version_) == 2 || __builtin_bswap32(version_) == 3) {
     cur.fail("big-endian GGUF files are not supported");
   }
@@ -242,7 +267,9 @@ void GgufFile::parse_all() {
     for (std::uint32_t d = 0; d < n_dims; ++d) {
       t.dims[d] = cur.read<std::uint64_t>("tensor dimension");
       if (t.dims[d] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
-          (t.dims[d] != 0 && n_el > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / t.dims[d])) {
+          (t.dims[d] != 0 &&
+           n_el >
+               static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / t.dims[d])) {
         cur.fail(tn + ": element count overflows (dimension " + std::to_string(d) + " = " +
                  std::to_string(t.dims[d]) + ")");
       }
@@ -265,8 +292,8 @@ void GgufFile::parse_all() {
     t.n_bytes = n_blocks * layout->block_bytes;
     t.offset = cur.read<std::uint64_t>("tensor data offset");
     if (t.offset % alignment_ != 0) {
-      cur.fail(tn + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
-               std::to_string(alignment_));
+      cur.fail(tn + ": data offset " + std::to_string(t.offset) +
+               " is not a multiple of the alignment " + std::to_string(alignment_));
     }
     if (!tensor_index_.emplace(t.name, tensors_.size()).second) {
       cur.fail("duplicate tensor name '" + std::string(t.name) + "'");
@@ -349,13 +376,15 @@ const Value::Array* GgufFile::get_array(std::string_view key) const {
 
 std::uint64_t GgufFile::require_uint(std::string_view key) const {
   auto v = get_uint(key);
-  if (!v) throw Error("GGUF file '" + source_ + "' lacks required metadata '" + std::string(key) + "'");
+  if (!v)
+    throw Error("GGUF file '" + source_ + "' lacks required metadata '" + std::string(key) + "'");
   return *v;
 }
 
 std::string_view GgufFile::require_string(std::string_view key) const {
   auto v = get_string(key);
-  if (!v) throw Error("GGUF file '" + source_ + "' lacks required metadata '" + std::string(key) + "'");
+  if (!v)
+    throw Error("GGUF file '" + source_ + "' lacks required metadata '" + std::string(key) + "'");
   return *v;
 }
 

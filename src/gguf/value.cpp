@@ -10,19 +10,32 @@ namespace folio::gguf {
 
 std::string_view value_type_name(ValueType type) {
   switch (type) {
-    case ValueType::UINT8: return "uint8";
-    case ValueType::INT8: return "int8";
-    case ValueType::UINT16: return "uint16";
-    case ValueType::INT16: return "int16";
-    case ValueType::UINT32: return "uint32";
-    case ValueType::INT32: return "int32";
-    case ValueType::FLOAT32: return "float32";
-    case ValueType::BOOL: return "bool";
-    case ValueType::STRING: return "string";
-    case ValueType::ARRAY: return "array";
-    case ValueType::UINT64: return "uint64";
-    case ValueType::INT64: return "int64";
-    case ValueType::FLOAT64: return "float64";
+    case ValueType::UINT8:
+      return "uint8";
+    case ValueType::INT8:
+      return "int8";
+    case ValueType::UINT16:
+      return "uint16";
+    case ValueType::INT16:
+      return "int16";
+    case ValueType::UINT32:
+      return "uint32";
+    case ValueType::INT32:
+      return "int32";
+    case ValueType::FLOAT32:
+      return "float32";
+    case ValueType::BOOL:
+      return "bool";
+    case ValueType::STRING:
+      return "string";
+    case ValueType::ARRAY:
+      return "array";
+    case ValueType::UINT64:
+      return "uint64";
+    case ValueType::INT64:
+      return "int64";
+    case ValueType::FLOAT64:
+      return "float64";
   }
   return "unknown";
 }
@@ -105,8 +118,8 @@ std::string Value::to_string(std::size_t max_items) const {
     return out + "\"";
   }
   const auto& a = std::get<Array>(v_);
-  std::string out = "[" + std::string(value_type_name(elem_type_)) + " x " +
-                    std::to_string(a.size()) + "]";
+  std::string out =
+      "[" + std::string(value_type_name(elem_type_)) + " x " + std::to_string(a.size()) + "]";
   if (max_items == 0) return out;
   out += " {";
   for (std::size_t k = 0; k < a.size() && k < max_items; ++k) {

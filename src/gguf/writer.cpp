@@ -13,8 +13,14 @@ namespace {
 
 bool is_integer_type(ValueType t) {
   switch (t) {
-    case ValueType::UINT8: case ValueType::INT8: case ValueType::UINT16: case ValueType::INT16:
-    case ValueType::UINT32: case ValueType::INT32: case ValueType::UINT64: case ValueType::INT64:
+    case ValueType::UINT8:
+    case ValueType::INT8:
+    case ValueType::UINT16:
+    case ValueType::INT16:
+    case ValueType::UINT32:
+    case ValueType::INT32:
+    case ValueType::UINT64:
+    case ValueType::INT64:
       return true;
     default:
       return false;
@@ -25,14 +31,22 @@ bool is_integer_type(ValueType t) {
 std::pair<std::int64_t, std::int64_t> int_range(ValueType t) {
   using L = std::numeric_limits<std::int64_t>;
   switch (t) {
-    case ValueType::UINT8: return {0, 0xff};
-    case ValueType::INT8: return {-128, 127};
-    case ValueType::UINT16: return {0, 0xffff};
-    case ValueType::INT16: return {-32768, 32767};
-    case ValueType::UINT32: return {0, 0xffffffffLL};
-    case ValueType::INT32: return {-2147483648LL, 2147483647LL};
-    case ValueType::UINT64: return {0, L::max()};
-    default: return {L::min(), L::max()};
+    case ValueType::UINT8:
+      return {0, 0xff};
+    case ValueType::INT8:
+      return {-128, 127};
+    case ValueType::UINT16:
+      return {0, 0xffff};
+    case ValueType::INT16:
+      return {-32768, 32767};
+    case ValueType::UINT32:
+      return {0, 0xffffffffLL};
+    case ValueType::INT32:
+      return {-2147483648LL, 2147483647LL};
+    case ValueType::UINT64:
+      return {0, L::max()};
+    default:
+      return {L::min(), L::max()};
   }
 }
 
@@ -42,7 +56,8 @@ class Sink {
   explicit Sink(std::vector<std::uint8_t>& out) : out_(out) {}
   template <typename T>
   void put(T v) {
-    static_assert(std::endian::native == std::endian::little, "folio writes on little-endian hosts");
+    static_assert(std::endian::native == std::endian::little,
+                  "folio writes on little-endian hosts");
     put_bytes(&v, sizeof(T));
   }
   void put_string(std::string_view s) {
@@ -101,13 +116,15 @@ MetaValue MetaValue::integer(ValueType type, std::int64_t v) {
   return MetaValue(type, v);
 }
 
-MetaValue MetaValue::u64(std::uint64_t v) { return MetaValue(ValueType::UINT64, v); }
+MetaValue MetaValue::u64(std::uint64_t v) {
+  return MetaValue(ValueType::UINT64, v);
+}
 
 MetaValue MetaValue::array(ValueType elem_type, Array items) {
   for (const MetaValue& item : items) {
     if (item.type_ != elem_type) {
-      throw Error("GGUF writer: array of " + std::string(value_type_name(elem_type)) +
-                  " holds a " + std::string(value_type_name(item.type_)));
+      throw Error("GGUF writer: array of " + std::string(value_type_name(elem_type)) + " holds a " +
+                  std::string(value_type_name(item.type_)));
     }
   }
   MetaValue out(ValueType::ARRAY, std::move(items));
@@ -118,17 +135,23 @@ MetaValue MetaValue::array(ValueType elem_type, Array items) {
 MetaValue MetaValue::from(const Value& v) {
   const ValueType t = v.type();
   switch (t) {
-    case ValueType::UINT64: return u64(v.as_uint("value"));
-    case ValueType::FLOAT32: case ValueType::FLOAT64: return MetaValue(t, v.as_float("value"));
-    case ValueType::BOOL: return boolean(v.as_bool("value"));
-    case ValueType::STRING: return string(std::string(v.as_string("value")));
+    case ValueType::UINT64:
+      return u64(v.as_uint("value"));
+    case ValueType::FLOAT32:
+    case ValueType::FLOAT64:
+      return MetaValue(t, v.as_float("value"));
+    case ValueType::BOOL:
+      return boolean(v.as_bool("value"));
+    case ValueType::STRING:
+      return string(std::string(v.as_string("value")));
     case ValueType::ARRAY: {
       Array items;
       items.reserve(v.as_array("value").size());
       for (const Value& item : v.as_array("value")) items.push_back(from(item));
       return array(v.elem_type(), std::move(items));
     }
-    default: return integer(t, v.as_int("value"));
+    default:
+      return integer(t, v.as_int("value"));
   }
 }
 
@@ -137,13 +160,27 @@ namespace {
 void put_value(Sink& s, const MetaValue& v) {
   const MetaValue::Storage& var = v.storage();
   switch (v.type()) {
-    case ValueType::UINT8: s.put(static_cast<std::uint8_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::INT8: s.put(static_cast<std::int8_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::UINT16: s.put(static_cast<std::uint16_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::INT16: s.put(static_cast<std::int16_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::UINT32: s.put(static_cast<std::uint32_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::INT32: s.put(static_cast<std::int32_t>(std::get<std::int64_t>(var))); return;
-    case ValueType::INT64: s.put(std::get<std::int64_t>(var)); return;
+    case ValueType::UINT8:
+      s.put(static_cast<std::uint8_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::INT8:
+      s.put(static_cast<std::int8_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::UINT16:
+      s.put(static_cast<std::uint16_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::INT16:
+      s.put(static_cast<std::int16_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::UINT32:
+      s.put(static_cast<std::uint32_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::INT32:
+      s.put(static_cast<std::int32_t>(std::get<std::int64_t>(var)));
+      return;
+    case ValueType::INT64:
+      s.put(std::get<std::int64_t>(var));
+      return;
     case ValueType::UINT64:
       if (const auto* u = std::get_if<std::uint64_t>(&var)) {
         s.put(*u);
@@ -151,10 +188,18 @@ void put_value(Sink& s, const MetaValue& v) {
         s.put(static_cast<std::uint64_t>(std::get<std::int64_t>(var)));
       }
       return;
-    case ValueType::FLOAT32: s.put(static_cast<float>(std::get<double>(var))); return;
-    case ValueType::FLOAT64: s.put(std::get<double>(var)); return;
-    case ValueType::BOOL: s.put(static_cast<std::uint8_t>(std::get<bool>(var) ? 1 : 0)); return;
-    case ValueType::STRING: s.put_string(std::get<std::string>(var)); return;
+    case ValueType::FLOAT32:
+      s.put(static_cast<float>(std::get<double>(var)));
+      return;
+    case ValueType::FLOAT64:
+      s.put(std::get<double>(var));
+      return;
+    case ValueType::BOOL:
+      s.put(static_cast<std::uint8_t>(std::get<bool>(var) ? 1 : 0));
+      return;
+    case ValueType::STRING:
+      s.put_string(std::get<std::string>(var));
+      return;
     case ValueType::ARRAY: {
       const auto& items = std::get<MetaValue::Array>(var);
       s.put(static_cast<std::uint32_t>(v.elem_type()));

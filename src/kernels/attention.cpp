@@ -7,6 +7,8 @@
 // running max m and denominator l are updated (FlashAttention's rescaling:
 // acc *= exp(m_old - m_new)), and the p-weighted V rows are added into `out`.
 // Nothing is copied per head, and the score matrix is never materialized.
+#include "kernels/attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,7 +18,6 @@
 
 #include "base/error.h"
 #include "base/fp16.h"
-#include "kernels/attention.h"
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
@@ -28,7 +29,8 @@ namespace cpu {
 void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                    float* dst) {
   const auto* s = static_cast<const std::uint8_t*>(src);
-  for (std::size_t j = 0; j < nt; ++j) std::memcpy(dst + j * hd, s + j * row_bytes, hd * sizeof(float));
+  for (std::size_t j = 0; j < nt; ++j)
+    std::memcpy(dst + j * hd, s + j * row_bytes, hd * sizeof(float));
 }
 
 namespace {
@@ -40,8 +42,7 @@ void load_tile_rows(const void* src, std::size_t row_bytes, std::size_t nt, std:
   for (std::size_t j = 0; j < nt; ++j) kv_load_head(kDtype, s + j * row_bytes, hd, dst + j * hd);
 }
 
-void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
-            float* s) {
+void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale, float* s) {
   for (std::size_t j = 0; j < nt; ++j) {
     float a = 0.0f;
     for (std::size_t i = 0; i < hd; ++i) a += q[i] * k[j * hd + i];
@@ -72,9 +73,12 @@ const AttentionPrims kScalarI8{load_tile_rows<KvDtype::kI8>, scores, exp_shift, 
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kF16: return kScalarF16;
-    case KvDtype::kI8: return kScalarI8;
-    case KvDtype::kF32: break;
+    case KvDtype::kF16:
+      return kScalarF16;
+    case KvDtype::kI8:
+      return kScalarI8;
+    case KvDtype::kF32:
+      break;
   }
   return kScalarF32;
 }
@@ -84,13 +88,15 @@ const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
 namespace {
 
 // Positions per tile: 4096 floats (16 KB) of K and as much of V, at least 8.
-std::size_t tile_rows(std::size_t hd) { return std::max<std::size_t>(8, 4096 / hd); }
+std::size_t tile_rows(std::size_t hd) {
+  return std::max<std::size_t>(8, 4096 / hd);
+}
 
 void validate(const AttentionShape& s) {
   FOLIO_CHECK(s.n_heads > 0 && s.n_kv_heads > 0 && s.head_dim > 0, "empty attention shape");
-  FOLIO_CHECK(s.n_heads % s.n_kv_heads == 0,
-              "n_heads " + std::to_string(s.n_heads) + " not a multiple of n_kv_heads " +
-                  std::to_string(s.n_kv_heads));
+  FOLIO_CHECK(s.n_heads % s.n_kv_heads == 0, "n_heads " + std::to_string(s.n_heads) +
+                                                 " not a multiple of n_kv_heads " +
+                                                 std::to_string(s.n_kv_heads));
 }
 
 struct HeadState {
@@ -100,8 +106,8 @@ struct HeadState {
 
 }  // namespace
 
-void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
-                    std::span<const KvPage> pages, const AttentionShape& shape, float* out) {
+void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
+                    const AttentionShape& shape, float* out) {
   validate(shape);
   if (nq == 0) return;
   const std::size_t hd = shape.head_dim;
@@ -113,7 +119,8 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
     return shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
   };
   if (first_of(pos0) != first_of(last)) {
-    for (std::size_t i = 0; i < nq; ++i) attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
+    for (std::size_t i = 0; i < nq; ++i)
+      attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
     return;
   }
   const cpu::AttentionPrims& prims = active_isa() == Isa::kAvx2
@@ -137,8 +144,8 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
 
   std::size_t available = 0;
   for (const KvPage& page : pages) available += page.n_tokens;
-  FOLIO_CHECK(available >= last + 1,
-              "attention pages hold fewer than the " + std::to_string(last + 1) + " positions needed");
+  FOLIO_CHECK(available >= last + 1, "attention pages hold fewer than the " +
+                                         std::to_string(last + 1) + " positions needed");
 
   for (std::size_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
     // Page cursor: positions [base, base + pages[pi].n_tokens) live in page pi.
@@ -152,8 +159,10 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
         while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
         const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
         const std::size_t off = (t - base) * row + kvh * head_bytes;
-        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd, kt + filled * hd);
-        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd, vt + filled * hd);
+        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd,
+                        kt + filled * hd);
+        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd,
+                        vt + filled * hd);
         filled += m;
       }
       // Query i (position pos0 + i) sees the tile's first nt rows: exactly
@@ -166,7 +175,8 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
           float* oh = out + i * qd + h * hd;
           prims.scores(q + i * qd + h * hd, kt, nt, hd, shape.scale, p);
           if (shape.softcap > 0.0f) {
-            for (std::size_t j = 0; j < nt; ++j) p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+            for (std::size_t j = 0; j < nt; ++j)
+              p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
           }
           const float tile_max = *std::max_element(p, p + nt);
           HeadState& st = state[i * shape.n_heads + h];

@@ -28,10 +28,10 @@ struct AttentionShape {
   std::size_t n_heads;
   std::size_t n_kv_heads;
   std::size_t head_dim;
-  float scale;           // usually 1/sqrt(head_dim)
+  float scale;  // usually 1/sqrt(head_dim)
   KvDtype kv_dtype;
-  std::size_t window;    // sliding window in tokens, 0 = none
-  float softcap;         // logit soft-capping (Gemma 2), 0 = none
+  std::size_t window;  // sliding window in tokens, 0 = none
+  float softcap;       // logit soft-capping (Gemma 2), 0 = none
 };
 
 // One query token at absolute position `pos` (it attends to positions
@@ -44,8 +44,8 @@ void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
 // (a prefill chunk): q and out hold nq rows of [n_heads x head_dim]. Each K/V
 // tile is gathered once for all of them; row i is bit-identical to
 // attention(q + i * row, pos0 + i, ...), whatever nq.
-void attention_rows(const float* q, std::size_t nq, std::size_t pos0,
-                    std::span<const KvPage> pages, const AttentionShape& shape, float* out);
+void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
+                    const AttentionShape& shape, float* out);
 
 // Reference: materializes the scores, plain softmax in f64. Test oracle only.
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,

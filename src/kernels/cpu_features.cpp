@@ -45,8 +45,10 @@ Isa active_isa() {
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
   }
   return "unknown";
 }
@@ -54,10 +56,13 @@ std::string_view isa_name(Isa isa) {
 IsaOverride::IsaOverride(Isa isa) {
   const int prev = g_override.load();
   if (prev >= 0) previous_ = static_cast<Isa>(prev);
-  const Isa clamped = static_cast<int>(isa) <= static_cast<int>(detected_isa()) ? isa : detected_isa();
+  const Isa clamped =
+      static_cast<int>(isa) <= static_cast<int>(detected_isa()) ? isa : detected_isa();
   g_override.store(static_cast<int>(clamped));
 }
 
-IsaOverride::~IsaOverride() { g_override.store(previous_ ? static_cast<int>(*previous_) : -1); }
+IsaOverride::~IsaOverride() {
+  g_override.store(previous_ ? static_cast<int>(*previous_) : -1);
+}
 
 }  // namespace folio::kernels

@@ -13,7 +13,9 @@ namespace folio::kernels {
 
 namespace {
 
-std::size_t groups(std::size_t d) { return (d + kKvI8Group - 1) / kKvI8Group; }
+std::size_t groups(std::size_t d) {
+  return (d + kKvI8Group - 1) / kKvI8Group;
+}
 
 void store_head_i8(const float* x, std::size_t d, std::uint8_t* dst) {
   auto* q = reinterpret_cast<std::int8_t*>(dst);
@@ -40,8 +42,9 @@ KvDtype parse_kv_dtype(std::string_view name) {
   if (name == "auto" || name == "f16" || name == "float16") return KvDtype::kF16;
   if (name == "f32" || name == "float32") return KvDtype::kF32;
   if (name == "int8") return KvDtype::kI8;
-  throw Error("--kv-cache-dtype " + std::string(name) +
-              ": the attention kernels read f16, f32 or int8 K/V (expected auto, f16, f32 or int8)");
+  throw Error(
+      "--kv-cache-dtype " + std::string(name) +
+      ": the attention kernels read f16, f32 or int8 K/V (expected auto, f16, f32 or int8)");
 }
 
 const char* kv_dtype_name(KvDtype dtype) {
@@ -58,9 +61,12 @@ const char* kv_dtype_name(KvDtype dtype) {
 
 std::size_t kv_head_bytes(KvDtype dtype, std::size_t head_dim) {
   switch (dtype) {
-    case KvDtype::kF32: return 4 * head_dim;
-    case KvDtype::kF16: return 2 * head_dim;
-    case KvDtype::kI8: return head_dim + 2 * groups(head_dim);
+    case KvDtype::kF32:
+      return 4 * head_dim;
+    case KvDtype::kF16:
+      return 2 * head_dim;
+    case KvDtype::kI8:
+      return head_dim + 2 * groups(head_dim);
   }
   return 0;
 }
@@ -80,7 +86,8 @@ void kv_store_row(KvDtype dtype, const float* x, std::size_t n_heads, std::size_
       return;
     case KvDtype::kI8: {
       const std::size_t hb = kv_head_bytes(dtype, head_dim);
-      for (std::size_t h = 0; h < n_heads; ++h) store_head_i8(x + h * head_dim, head_dim, out + h * hb);
+      for (std::size_t h = 0; h < n_heads; ++h)
+        store_head_i8(x + h * head_dim, head_dim, out + h * hb);
       return;
     }
   }

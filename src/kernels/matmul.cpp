@@ -55,8 +55,9 @@ std::vector<std::uint8_t>& act_scratch() {
 ActivationBits parse_activation_bits(int bits) {
   if (bits == 16) return ActivationBits::k16;
   if (bits == 8) return ActivationBits::k8;
-  throw Error("activation bits " + std::to_string(bits) +
-              ": expected 16 (default, reference-grade logits) or 8 (llama.cpp's precision, faster)");
+  throw Error(
+      "activation bits " + std::to_string(bits) +
+      ": expected 16 (default, reference-grade logits) or 8 (llama.cpp's precision, faster)");
 }
 
 WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::uint8_t> bytes,
@@ -96,9 +97,8 @@ WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::u
 namespace {
 
 // Converts X into the kernel's activation format (or returns X itself).
-const std::uint8_t* prepare_activations(cpu::QuantizeRowFn quantize, const float* x,
-                                        std::size_t n, std::size_t cols, std::size_t x_stride,
-                                        ThreadPool& pool) {
+const std::uint8_t* prepare_activations(cpu::QuantizeRowFn quantize, const float* x, std::size_t n,
+                                        std::size_t cols, std::size_t x_stride, ThreadPool& pool) {
   if (quantize == nullptr) return reinterpret_cast<const std::uint8_t*>(x);
   std::vector<std::uint8_t>& buf = act_scratch();
   if (buf.size() < n * x_stride) buf.resize(n * x_stride);
@@ -113,8 +113,8 @@ const std::uint8_t* prepare_activations(cpu::QuantizeRowFn quantize, const float
   return out;
 }
 
-void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float* x,
-                   std::size_t n, float* y, ThreadPool& pool) {
+void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float* x, std::size_t n,
+                   float* y, ThreadPool& pool) {
   const std::size_t rows = w.rows(), cols = w.cols();
   const std::size_t x_stride = cpu::act_row_bytes(k.act, cols);
   const std::uint8_t* xa = prepare_activations(k.quantize, x, n, cols, x_stride, pool);
@@ -129,8 +129,8 @@ void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float
         const std::size_t nr = std::min(cpu::kPanelRows, rows - r0);
         for (std::size_t c = c0; c < c1; c += cpu::kMaxTileCols) {
           const std::size_t nc = std::min(cpu::kMaxTileCols, c1 - c);
-          k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc,
-                  y + c * rows + r0, rows, nr);
+          k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc, y + c * rows + r0,
+                  rows, nr);
         }
       }
     }

@@ -12,7 +12,9 @@
 namespace folio::kernels {
 
 namespace {
-bool use_avx2() { return active_isa() == Isa::kAvx2; }
+bool use_avx2() {
+  return active_isa() == Isa::kAvx2;
+}
 }  // namespace
 
 void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y) {
@@ -23,8 +25,8 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y)
   for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * scale * (w != nullptr ? w[i] : 1.0f);
 }
 
-void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale,
-                 float* cos_out, float* sin_out) {
+void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale, float* cos_out,
+                 float* sin_out) {
   std::vector<float> inv_freq(rot_dim / 2);
   rope_frequencies(rot_dim, base, freq_scale, inv_freq.data());
   rope_angles_table(pos, inv_freq.data(), inv_freq.size(), 1.0f, cos_out, sin_out);
@@ -61,8 +63,8 @@ void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t
   }
 }
 
-void rope(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
-          std::size_t pos, float base, float freq_scale, bool neox) {
+void rope(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim, std::size_t pos,
+          float base, float freq_scale, bool neox) {
   thread_local std::vector<float> cs;  // grows to the largest rot_dim seen
   if (cs.size() < rot_dim) cs.resize(rot_dim);
   rope_angles(pos, rot_dim, base, freq_scale, cs.data(), cs.data() + rot_dim / 2);

@@ -18,15 +18,15 @@ void rmsnorm_ref(const float* x, const float* w, std::size_t n, float eps, float
 // theta_i = pos * freq_scale * base^(-2i/rot_dim).
 // The angle is formed in f32 as HF transformers does (inv_freq rounded to
 // f32, then multiplied by the position in f32); cos/sin are correctly rounded.
-void rope(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
-          std::size_t pos, float base, float freq_scale, bool neox);
+void rope(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim, std::size_t pos,
+          float base, float freq_scale, bool neox);
 void rope_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
               std::size_t pos, float base, float freq_scale, bool neox);
 
 // The two halves of rope(), so a model can compute a position's angles once
 // and apply them to q and k of every layer. cos/sin: rot_dim / 2 values each.
-void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale,
-                 float* cos_out, float* sin_out);
+void rope_angles(std::size_t pos, std::size_t rot_dim, float base, float freq_scale, float* cos_out,
+                 float* sin_out);
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
                 const float* cos_v, const float* sin_v, bool neox);
 // inv_freq[i] = f32(base^(-2i/rot_dim)) * freq_scale for i < rot_dim / 2: the

@@ -137,12 +137,16 @@ ThreadPool::~ThreadPool() {
   delete impl_;
 }
 
-int ThreadPool::size() const { return impl_->n_threads; }
+int ThreadPool::size() const {
+  return impl_->n_threads;
+}
 
-void ThreadPool::parallel_for(
-    std::size_t n, const std::function<void(std::size_t, std::size_t, int)>& fn) {
+void ThreadPool::parallel_for(std::size_t n,
+                              const std::function<void(std::size_t, std::size_t, int)>& fn) {
   using Fn = std::function<void(std::size_t, std::size_t, int)>;
-  run(n, [](void* c, std::size_t b, std::size_t e, int t) { (*static_cast<const Fn*>(c))(b, e, t); },
+  run(
+      n,
+      [](void* c, std::size_t b, std::size_t e, int t) { (*static_cast<const Fn*>(c))(b, e, t); },
       const_cast<Fn*>(&fn));
 }
 

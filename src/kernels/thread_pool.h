@@ -35,13 +35,17 @@ class ThreadPool {
   // Same contract, for any callable: no std::function is built, so a lambda
   // with a large capture costs no heap allocation per call.
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>,
-                             std::function<void(std::size_t, std::size_t, int)>>)
-  void parallel_for(std::size_t n, F&& fn) {
+  requires(!std::is_same_v<
+           std::remove_cvref_t<F>,
+           std::function<void(std::size_t, std::size_t, int)>>) void parallel_for(std::size_t n,
+                                                                                  F&& fn) {
     auto* ctx = &fn;
-    run(n, [](void* c, std::size_t b, std::size_t e, int t) {
+    run(
+        n,
+        [](void* c, std::size_t b, std::size_t e, int t) {
           (*static_cast<std::remove_reference_t<F>*>(c))(b, e, t);
-        }, const_cast<void*>(static_cast<const void*>(ctx)));
+        },
+        const_cast<void*>(static_cast<const void*>(ctx)));
   }
 
   // Like parallel_for, but chunk boundaries are multiples of `grain` (the last

@@ -18,7 +18,7 @@ namespace folio::loadgen {
 
 struct ArrivalConfig {
   double request_rate = std::numeric_limits<double>::infinity();  // requests/s; inf: burst
-  double burstiness = 1.0;                                         // gamma shape
+  double burstiness = 1.0;                                        // gamma shape
   std::uint64_t seed = 0;
 };
 

@@ -21,7 +21,8 @@ namespace folio::loadgen {
 
 namespace asio = boost::asio;
 
-std::string resolve_model(const HttpUrl& url, const ClientOptions& opt, const std::string& requested) {
+std::string resolve_model(const HttpUrl& url, const ClientOptions& opt,
+                          const std::string& requested) {
   if (!requested.empty()) return requested;
   const HttpReply r = http_get(url, "/v1/models", opt);
   if (r.status != 200)
@@ -37,18 +38,16 @@ std::string resolve_model(const HttpUrl& url, const ClientOptions& opt, const st
 namespace {
 
 bool is_chat(const std::string& endpoint) {
-  return endpoint.size() >= 16 && endpoint.compare(endpoint.size() - 16, 16, "chat/completions") == 0;
+  return endpoint.size() >= 16 &&
+         endpoint.compare(endpoint.size() - 16, 16, "chat/completions") == 0;
 }
 
 }  // namespace
 
 std::string request_body(const BenchServeConfig& c, const std::string& model, const Prompt& p) {
-  nlohmann::json j = {{"model", model},
-                      {"max_tokens", p.max_tokens},
-                      {"stream", true},
-                      {"stream_options", {{"include_usage", true}}},
-                      {"ignore_eos", true},
-                      {"temperature", 0}};
+  nlohmann::json j = {{"model", model},     {"max_tokens", p.max_tokens},
+                      {"stream", true},     {"stream_options", {{"include_usage", true}}},
+                      {"ignore_eos", true}, {"temperature", 0}};
   if (is_chat(c.endpoint)) {
     if (!p.prompt.is_string())
       throw Error("--endpoint " + c.endpoint +
@@ -78,8 +77,12 @@ std::chrono::steady_clock::duration seconds(double s) {
 class Runner {
  public:
   Runner(const BenchServeConfig& c, std::string model)
-      : c_(c), model_(std::move(model)), client_(io_, c.url, c.client), arrival_timer_(io_),
-        progress_timer_(io_), offsets_(arrival_offsets(c.prompts.size(), c.arrivals)),
+      : c_(c),
+        model_(std::move(model)),
+        client_(io_, c.url, c.client),
+        arrival_timer_(io_),
+        progress_timer_(io_),
+        offsets_(arrival_offsets(c.prompts.size(), c.arrivals)),
         records_(c.prompts.size()) {
     bodies_.reserve(c.prompts.size());
     for (const Prompt& p : c.prompts) bodies_.push_back(request_body(c, model_, p));
@@ -182,7 +185,8 @@ BenchServeResult run_bench_serve(const BenchServeConfig& c) {
   Runner runner(c, out.model);
   if (c.warmup) {
     const RequestRecord w = runner.warmup();
-    if (!w.ok) throw Error("the warm-up request to " + c.url.str() + c.endpoint + " failed: " + w.error);
+    if (!w.ok)
+      throw Error("the warm-up request to " + c.url.str() + c.endpoint + " failed: " + w.error);
   }
   const double duration = runner.run();
   out.records = runner.take_records();
@@ -200,8 +204,8 @@ nlohmann::json result_json(const BenchServeConfig& c, const BenchServeResult& r)
   j["request_rate"] = std::isinf(c.arrivals.request_rate) ? nlohmann::json("inf")
                                                           : nlohmann::json(c.arrivals.request_rate);
   j["burstiness"] = c.arrivals.burstiness;
-  j["max_concurrency"] = c.max_concurrency == 0 ? nlohmann::json(nullptr)
-                                                : nlohmann::json(c.max_concurrency);
+  j["max_concurrency"] =
+      c.max_concurrency == 0 ? nlohmann::json(nullptr) : nlohmann::json(c.max_concurrency);
   j["seed"] = c.arrivals.seed;
   nlohmann::json in = nlohmann::json::array(), outl = nlohmann::json::array(),
                  ttfts = nlohmann::json::array(), e2els = nlohmann::json::array();

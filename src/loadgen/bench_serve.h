@@ -41,7 +41,8 @@ struct BenchServeResult {
 };
 
 // The model id to send: `requested`, else the first one the server lists.
-std::string resolve_model(const HttpUrl& url, const ClientOptions& opt, const std::string& requested);
+std::string resolve_model(const HttpUrl& url, const ClientOptions& opt,
+                          const std::string& requested);
 
 // The JSON request body for one prompt.
 std::string request_body(const BenchServeConfig& c, const std::string& model, const Prompt& p);

@@ -29,10 +29,14 @@ Slo parse_goodput(const std::vector<std::string>& items) {
     }
     if (!std::isfinite(ms) || ms < 0)
       throw Error("--goodput: '" + item + "' is not NAME:MILLISECONDS (e.g. ttft:200 tpot:50)");
-    if (name == "ttft") slo.ttft_ms = ms;
-    else if (name == "tpot") slo.tpot_ms = ms;
-    else if (name == "e2el") slo.e2el_ms = ms;
-    else throw Error("--goodput: unknown metric '" + name + "' (use ttft, tpot or e2el)");
+    if (name == "ttft")
+      slo.ttft_ms = ms;
+    else if (name == "tpot")
+      slo.tpot_ms = ms;
+    else if (name == "e2el")
+      slo.e2el_ms = ms;
+    else
+      throw Error("--goodput: unknown metric '" + name + "' (use ttft, tpot or e2el)");
   }
   return slo;
 }

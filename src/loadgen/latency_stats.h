@@ -24,13 +24,13 @@ namespace folio::loadgen {
 
 struct RequestRecord {
   bool ok = false;
-  std::string error;                    // why it failed (HTTP status + body, socket error ...)
-  std::int64_t prompt_tokens = 0;       // usage.prompt_tokens, else the ids sent
-  std::int64_t expected_output = 0;     // the max_tokens asked for
-  std::int64_t output_tokens = 0;       // usage.completion_tokens, else token events
-  bool usage_reported = false;          // output_tokens came from the server's usage
-  double start = 0, end = 0;            // monotonic seconds
-  std::vector<double> chunk_times;      // arrival of each chunk with generated text
+  std::string error;                 // why it failed (HTTP status + body, socket error ...)
+  std::int64_t prompt_tokens = 0;    // usage.prompt_tokens, else the ids sent
+  std::int64_t expected_output = 0;  // the max_tokens asked for
+  std::int64_t output_tokens = 0;    // usage.completion_tokens, else token events
+  bool usage_reported = false;       // output_tokens came from the server's usage
+  double start = 0, end = 0;         // monotonic seconds
+  std::vector<double> chunk_times;   // arrival of each chunk with generated text
 
   double ttft() const { return chunk_times.empty() ? end - start : chunk_times.front() - start; }
   double e2e() const { return end - start; }

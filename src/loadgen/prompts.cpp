@@ -22,8 +22,9 @@ void validate(const RandomPromptConfig& c) {
   constexpr double kMaxPromptTokens = 1 << 26;
   if (c.num_prompts > (1u << 20) || c.input_len > (1 << 22) || c.output_len > (1 << 22) ||
       static_cast<double>(c.num_prompts) * c.input_len * (1 + c.range_ratio) > kMaxPromptTokens)
-    throw Error("--num-prompts x --random-input-len is too large to prepare (at most ~67M prompt "
-                "tokens, 1M prompts, 4M tokens per prompt)");
+    throw Error(
+        "--num-prompts x --random-input-len is too large to prepare (at most ~67M prompt "
+        "tokens, 1M prompts, 4M tokens per prompt)");
 }
 
 namespace {

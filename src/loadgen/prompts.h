@@ -18,8 +18,8 @@
 namespace folio::loadgen {
 
 struct Prompt {
-  nlohmann::json prompt;        // a string or an array of token ids, sent as is
-  std::int64_t prompt_tokens;   // ids sent (0 for text: the server's usage says)
+  nlohmann::json prompt;       // a string or an array of token ids, sent as is
+  std::int64_t prompt_tokens;  // ids sent (0 for text: the server's usage says)
   std::int64_t max_tokens;
 };
 

@@ -28,7 +28,8 @@ using tcp = asio::ip::tcp;
 HttpUrl parse_base_url(std::string_view url) {
   constexpr std::string_view scheme = "http://";
   if (url.substr(0, scheme.size()) != scheme)
-    throw Error("--base-url '" + std::string(url) + "': only http://HOST[:PORT] URLs are supported");
+    throw Error("--base-url '" + std::string(url) +
+                "': only http://HOST[:PORT] URLs are supported");
   std::string_view rest = url.substr(scheme.size());
   HttpUrl u;
   const std::size_t slash = rest.find('/');
@@ -45,7 +46,8 @@ HttpUrl parse_base_url(std::string_view url) {
         u.port.size() > 5 || std::stoi(u.port) > 65535)
       throw Error("--base-url '" + std::string(url) + "': bad port '" + u.port + "'");
   }
-  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']') rest = rest.substr(1, rest.size() - 2);
+  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
+    rest = rest.substr(1, rest.size() - 2);
   if (rest.empty()) throw Error("--base-url '" + std::string(url) + "': no host");
   u.host = rest;
   return u;
@@ -70,23 +72,26 @@ std::chrono::steady_clock::duration to_duration(double s) {
 class StreamCall : public std::enable_shared_from_this<StreamCall> {
  public:
   StreamCall(asio::io_context& io, double idle_timeout_s, RequestRecord seed, SseClient::Done done)
-      : stream_(io), idle_timeout_s_(idle_timeout_s), rec_(std::move(seed)), reader_(rec_),
+      : stream_(io),
+        idle_timeout_s_(idle_timeout_s),
+        rec_(std::move(seed)),
+        reader_(rec_),
         done_(std::move(done)) {}
 
   void start(const tcp::resolver::results_type& endpoints, http::request<http::string_body> req) {
     req_ = std::move(req);
     rec_.start = monotonic_seconds();
     arm();
-    stream_.async_connect(endpoints, [self = shared_from_this()](beast::error_code ec,
-                                                                 const tcp::endpoint&) {
-      if (ec) return self->fail("connect: " + ec.message());
-      self->stream_.socket().set_option(tcp::no_delay(true), ec);
-      self->arm();
-      http::async_write(self->stream_, self->req_, [self](beast::error_code wec, std::size_t) {
-        if (wec) return self->fail("write: " + wec.message());
-        self->read_header();
-      });
-    });
+    stream_.async_connect(
+        endpoints, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
+          if (ec) return self->fail("connect: " + ec.message());
+          self->stream_.socket().set_option(tcp::no_delay(true), ec);
+          self->arm();
+          http::async_write(self->stream_, self->req_, [self](beast::error_code wec, std::size_t) {
+            if (wec) return self->fail("write: " + wec.message());
+            self->read_header();
+          });
+        });
   }
 
  private:
@@ -119,21 +124,20 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
   // whatever the server sends.
   void read_error_body() {
     arm();
-    http::async_read_some(stream_, buf_, parser_, [self = shared_from_this()](beast::error_code ec,
-                                                                              std::size_t) {
-      const auto& res = self->parser_.get();
-      if (!ec && !self->parser_.is_done() && res.body().size() < 64 * 1024)
-        return self->read_error_body();
-      self->fail("HTTP " + std::to_string(res.result_int()) + ": " + res.body().substr(0, 500));
-    });
+    http::async_read_some(
+        stream_, buf_, parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          const auto& res = self->parser_.get();
+          if (!ec && !self->parser_.is_done() && res.body().size() < 64 * 1024)
+            return self->read_error_body();
+          self->fail("HTTP " + std::to_string(res.result_int()) + ": " + res.body().substr(0, 500));
+        });
   }
 
   void read_some() {
     arm();
-    http::async_read_some(stream_, buf_, parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->on_body(ec);
-                          });
+    http::async_read_some(
+        stream_, buf_, parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_body(ec); });
   }
 
   void on_body(beast::error_code ec) {
@@ -206,7 +210,8 @@ void SseClient::post(const std::string& target, std::string body, RequestRecord 
   req.set(http::field::accept, "text/event-stream");
   req.body() = std::move(body);
   req.prepare_payload();
-  auto call = std::make_shared<StreamCall>(io_, opt_.idle_timeout_s, std::move(seed), std::move(done));
+  auto call =
+      std::make_shared<StreamCall>(io_, opt_.idle_timeout_s, std::move(seed), std::move(done));
   call->start(endpoints_, std::move(req));
 }
 
@@ -245,8 +250,8 @@ HttpReply http_get(const HttpUrl& url, const std::string& target, const ClientOp
   });
   io.run_for(to_duration(opt.idle_timeout_s));
   if (!error.empty()) throw Error(error);
-  if (!done) throw Error("GET " + where + ": no answer within " +
-                         std::to_string(opt.idle_timeout_s) + " s");
+  if (!done)
+    throw Error("GET " + where + ": no answer within " + std::to_string(opt.idle_timeout_s) + " s");
   return {static_cast<int>(parser.get().result_int()), parser.get().body()};
 }
 

@@ -33,8 +33,8 @@ struct HttpUrl {
 HttpUrl parse_base_url(std::string_view url);
 
 struct ClientOptions {
-  std::string api_key;           // sent as "Authorization: Bearer KEY" when not empty
-  double idle_timeout_s = 600;   // longest wait for any one connect/write/read
+  std::string api_key;          // sent as "Authorization: Bearer KEY" when not empty
+  double idle_timeout_s = 600;  // longest wait for any one connect/write/read
 };
 
 class SseClient {

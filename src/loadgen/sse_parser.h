@@ -34,10 +34,10 @@ class SseParser {
   void end_line(std::vector<std::string>& events);
 
   std::size_t max_event_;
-  std::string line_;        // the current, unterminated line
-  std::string data_;        // data lines of the current event, LF-joined
-  bool has_data_ = false;   // a data line was seen (data may still be empty)
-  bool after_cr_ = false;   // the last byte was CR: an LF right after it is part of CRLF
+  std::string line_;       // the current, unterminated line
+  std::string data_;       // data lines of the current event, LF-joined
+  bool has_data_ = false;  // a data line was seen (data may still be empty)
+  bool after_cr_ = false;  // the last byte was CR: an LF right after it is part of CRLF
 };
 
 // All events of a complete stream (a convenience over SseParser for tests and
@@ -45,6 +45,8 @@ class SseParser {
 std::vector<std::string> parse_sse(std::string_view stream);
 
 // The OpenAI stream terminator.
-inline bool is_done(std::string_view event_data) { return event_data == "[DONE]"; }
+inline bool is_done(std::string_view event_data) {
+  return event_data == "[DONE]";
+}
 
 }  // namespace folio::loadgen

@@ -21,7 +21,6 @@
 
 namespace folio::model {
 
-
 struct Batch {
   std::vector<TokenId> tokens;
   std::vector<std::int32_t> positions;

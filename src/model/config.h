@@ -18,12 +18,12 @@ class GgufFile;
 namespace folio::model {
 
 struct RopeScaling {
-  std::string type = "none";        // <arch>.rope.scaling.type: none, linear, yarn, longrope
-  double factor = 1.0;              // <arch>.rope.scaling.factor (or legacy rope.scale_linear)
+  std::string type = "none";           // <arch>.rope.scaling.type: none, linear, yarn, longrope
+  double factor = 1.0;                 // <arch>.rope.scaling.factor (or legacy rope.scale_linear)
   std::uint64_t original_context = 0;  // <arch>.rope.scaling.original_context_length (0 = unset)
-  double attn_factor = 1.0;         // <arch>.rope.scaling.attn_factor
-  double beta_fast = 32.0;          // <arch>.rope.scaling.yarn_beta_fast (YaRN)
-  double beta_slow = 1.0;           // <arch>.rope.scaling.yarn_beta_slow (YaRN)
+  double attn_factor = 1.0;            // <arch>.rope.scaling.attn_factor
+  double beta_fast = 32.0;             // <arch>.rope.scaling.yarn_beta_fast (YaRN)
+  double beta_slow = 1.0;              // <arch>.rope.scaling.yarn_beta_slow (YaRN)
 };
 
 // What differs between layers. Uniform models have identical entries.
@@ -38,24 +38,24 @@ struct ModelConfig {
   std::string arch;  // general.architecture
   std::string name;  // general.name ("" when absent)
 
-  std::uint32_t n_layer = 0;       // block_count
-  std::uint32_t n_embd = 0;        // embedding_length
-  std::uint64_t n_ctx_train = 0;   // context_length
-  std::uint32_t n_vocab = 0;       // size of tokenizer.ggml.tokens (else <arch>.vocab_size)
+  std::uint32_t n_layer = 0;      // block_count
+  std::uint32_t n_embd = 0;       // embedding_length
+  std::uint64_t n_ctx_train = 0;  // context_length
+  std::uint32_t n_vocab = 0;      // size of tokenizer.ggml.tokens (else <arch>.vocab_size)
 
   // Layer 0's values; see `layers` for models where they vary.
-  std::uint32_t n_head = 0;        // attention.head_count
-  std::uint32_t n_head_kv = 0;     // attention.head_count_kv (default: n_head)
-  std::uint32_t n_ff = 0;          // feed_forward_length
-  std::uint32_t head_dim_k = 0;    // attention.key_length (default: n_embd / n_head)
-  std::uint32_t head_dim_v = 0;    // attention.value_length (default: n_embd / n_head)
+  std::uint32_t n_head = 0;      // attention.head_count
+  std::uint32_t n_head_kv = 0;   // attention.head_count_kv (default: n_head)
+  std::uint32_t n_ff = 0;        // feed_forward_length
+  std::uint32_t head_dim_k = 0;  // attention.key_length (default: n_embd / n_head)
+  std::uint32_t head_dim_v = 0;  // attention.value_length (default: n_embd / n_head)
 
-  std::uint32_t n_rot = 0;         // rope.dimension_count (default: head_dim_k)
-  double rope_freq_base = 10000.0; // rope.freq_base
+  std::uint32_t n_rot = 0;          // rope.dimension_count (default: head_dim_k)
+  double rope_freq_base = 10000.0;  // rope.freq_base
   RopeScaling rope_scaling;
 
-  double norm_eps = 0.0;           // attention.layer_norm_rms_epsilon or layer_norm_epsilon
-  bool norm_is_rms = true;         // which of the two the file gave
+  double norm_eps = 0.0;    // attention.layer_norm_rms_epsilon or layer_norm_epsilon
+  bool norm_is_rms = true;  // which of the two the file gave
 
   std::uint32_t sliding_window = 0;          // attention.sliding_window (0: none)
   std::uint32_t sliding_window_pattern = 0;  // every Nth layer is global (0: all sliding)

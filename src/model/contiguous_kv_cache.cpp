@@ -10,8 +10,12 @@ namespace folio::model {
 
 ContiguousKvCache::ContiguousKvCache(const ModelConfig& config, std::size_t n_seq,
                                      std::size_t max_tokens, kernels::KvDtype dtype)
-    : dtype_(dtype), head_dim_(config.head_dim_k), max_tokens_(max_tokens), len_(n_seq, 0),
-      cap_(n_seq, 0), seqs_(n_seq) {
+    : dtype_(dtype),
+      head_dim_(config.head_dim_k),
+      max_tokens_(max_tokens),
+      len_(n_seq, 0),
+      cap_(n_seq, 0),
+      seqs_(n_seq) {
   if (n_seq == 0 || max_tokens == 0) throw Error("KV cache: needs at least one sequence and token");
   for (const LayerConfig& l : config.layers) {
     FOLIO_CHECK(config.head_dim_k == config.head_dim_v, "K and V head sizes differ");
@@ -77,7 +81,8 @@ void ContiguousKvCache::pages(std::size_t layer, std::int32_t seq, std::size_t n
 
 void ContiguousKvCache::truncate(std::int32_t seq, std::size_t n) {
   const auto s = static_cast<std::size_t>(seq);
-  if (s >= len_.size()) throw Error("KV cache: sequence id " + std::to_string(seq) + " out of range");
+  if (s >= len_.size())
+    throw Error("KV cache: sequence id " + std::to_string(seq) + " out of range");
   len_[s] = std::min(len_[s], n);
 }
 

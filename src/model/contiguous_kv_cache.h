@@ -48,7 +48,7 @@ class ContiguousKvCache final : public KvCache {
   kernels::KvDtype dtype_;
   std::size_t head_dim_;
   std::vector<std::size_t> n_kv_heads_;  // per layer
-  std::vector<std::size_t> row_;  // per layer: bytes of a token row
+  std::vector<std::size_t> row_;         // per layer: bytes of a token row
   std::size_t max_tokens_;
   std::vector<std::size_t> len_;  // per sequence
   std::vector<std::size_t> cap_;  // per sequence, in tokens

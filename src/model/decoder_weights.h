@@ -31,10 +31,10 @@ struct LayerWeights {
 };
 
 struct DecoderWeights {
-  Embedding tok_embd;               // [n_vocab x n_embd]
+  Embedding tok_embd;  // [n_vocab x n_embd]
   std::vector<LayerWeights> layers;
-  std::vector<float> output_norm;   // [n_embd]
-  Linear output;                    // [n_vocab x n_embd]; token_embd when tied
+  std::vector<float> output_norm;  // [n_embd]
+  Linear output;                   // [n_vocab x n_embd]; token_embd when tied
   bool tied_output = false;
 };
 

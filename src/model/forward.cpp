@@ -29,8 +29,8 @@ namespace {
 // The reference path attends one query at a time (attention_ref has no
 // multi-row form: it is the oracle, not a kernel).
 void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
-                        std::span<const kernels::KvPage> pages, const kernels::AttentionShape& shape,
-                        float* out) {
+                        std::span<const kernels::KvPage> pages,
+                        const kernels::AttentionShape& shape, float* out) {
   const std::size_t qd = shape.n_heads * shape.head_dim;
   for (std::size_t i = 0; i < nq; ++i) {
     kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd);
@@ -54,7 +54,9 @@ constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_apply_ref, kernels::sw
 // (enough runs remain to keep the threads busy).
 constexpr std::size_t kQueryRun = 16;
 
-const Ops& ops(Precision p) { return p == Precision::kRef ? kRefOps : kFastOps; }
+const Ops& ops(Precision p) {
+  return p == Precision::kRef ? kRefOps : kFastOps;
+}
 
 // Runs fn(t) for t in [0, n) on the pool (inline for a single row).
 template <class F>
@@ -111,7 +113,8 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
   ws.rope.resize(n * rot);
   for_rows(pool, n, [&](std::size_t t) {
     kernels::rope_angles_table(static_cast<std::size_t>(batch.positions[t]), rope_.inv_freq.data(),
-                               rot / 2, rope_.mscale, &ws.rope[t * rot], &ws.rope[t * rot + rot / 2]);
+                               rot / 2, rope_.mscale, &ws.rope[t * rot],
+                               &ws.rope[t * rot + rot / 2]);
   });
   lap(ws.times.lm_head);
   for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
@@ -179,8 +182,10 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   }
 
   const kernels::AttentionShape shape{
-      lc.n_head, lc.n_head_kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), kv.dtype(),
-      lc.sliding ? std::size_t{config_.sliding_window} : 0, 0.0f};
+      lc.n_head,  lc.n_head_kv,
+      hd,         1.0f / std::sqrt(static_cast<float>(hd)),
+      kv.dtype(), lc.sliding ? std::size_t{config_.sliding_window} : 0,
+      0.0f};
   ws.att.resize(n * q_dim);
   std::vector<std::size_t>& runs = ws.att_runs;  // first token of each run, then n
   runs.clear();

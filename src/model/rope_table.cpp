@@ -47,13 +47,14 @@ RopeTable rope_table(const ModelConfig& c) {
     const auto factor = static_cast<float>(s.factor), flo = static_cast<float>(lo);
     const auto span = static_cast<float>(hi) - flo;
     for (std::size_t i = 0; i < half; ++i) {
-      const auto pos_freq = static_cast<float>(
-          std::pow(base, static_cast<double>(static_cast<float>(2 * i) / static_cast<float>(n_rot))));
+      const auto pos_freq = static_cast<float>(std::pow(
+          base, static_cast<double>(static_cast<float>(2 * i) / static_cast<float>(n_rot))));
       const float extrapolated = 1.0f / pos_freq, interpolated = 1.0f / (factor * pos_freq);
       const float keep = 1.0f - std::clamp((static_cast<float>(i) - flo) / span, 0.0f, 1.0f);
       t.inv_freq[i] = interpolated * (1.0f - keep) + extrapolated * keep;
     }
-    t.mscale = static_cast<float>(s.attn_factor * (s.factor > 1.0 ? 1.0 + 0.1 * std::log(s.factor) : 1.0));
+    t.mscale =
+        static_cast<float>(s.attn_factor * (s.factor > 1.0 ? 1.0 + 0.1 * std::log(s.factor) : 1.0));
     return t;
   }
   throw Error("model '" + c.name + "': RoPE scaling '" + s.type +

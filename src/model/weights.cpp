@@ -13,7 +13,9 @@ Precision parse_precision(std::string_view name) {
   throw Error("unknown precision '" + std::string(name) + "' (expected fast or ref)");
 }
 
-std::string_view precision_name(Precision p) { return p == Precision::kRef ? "ref" : "fast"; }
+std::string_view precision_name(Precision p) {
+  return p == Precision::kRef ? "ref" : "fast";
+}
 
 Embedding::Embedding(const gguf::TensorInfo& t, std::size_t n_vocab, std::size_t n_embd)
     : type_(t.type), data_(t.data), row_bytes_(t.n_bytes / n_vocab), n_embd_(n_embd) {
@@ -32,8 +34,9 @@ WeightLoader::WeightLoader(const gguf::GgufFile& file, Precision precision)
 const gguf::TensorInfo& WeightLoader::require(const std::string& name, std::size_t cols,
                                               std::size_t rows) const {
   const gguf::TensorInfo* t = file_.find_tensor(name);
-  const std::string want = rows == 1 ? "[" + std::to_string(cols) + "]"
-                                     : "[" + std::to_string(cols) + ", " + std::to_string(rows) + "]";
+  const std::string want = rows == 1
+                               ? "[" + std::to_string(cols) + "]"
+                               : "[" + std::to_string(cols) + ", " + std::to_string(rows) + "]";
   if (t == nullptr) {
     throw Error("GGUF file '" + file_.source() + "': tensor '" + name + "' " + want +
                 " is missing");

@@ -17,7 +17,8 @@ void Candidates::assign(std::span<const float> logits) {
 void Candidates::assign_top_k(std::span<const float> logits, std::size_t k) {
   items.clear();
   items.reserve(k);
-  for (std::size_t i = 0; i < k; ++i) items.push_back(Candidate{static_cast<TokenId>(i), logits[i]});
+  for (std::size_t i = 0; i < k; ++i)
+    items.push_back(Candidate{static_cast<TokenId>(i), logits[i]});
   // With `higher` as the order, the heap's front is the worst kept candidate.
   std::make_heap(items.begin(), items.end(), higher);
   for (std::size_t i = k; i < logits.size(); ++i) {

@@ -18,8 +18,8 @@ Logprobs compute_logprobs(std::span<const float> logits, TokenId chosen, std::in
   auto lp = [&](std::size_t i) { return static_cast<float>(logits[i] - log_z); };
 
   Logprobs out{{chosen, lp(static_cast<std::size_t>(chosen))}, {}};
-  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(n_top, 0)),
-                                               logits.size());
+  const std::size_t n =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(n_top, 0)), logits.size());
   if (n == 0) return out;
   // Small sorted buffer (n <= 20): insertion beats a heap and keeps ties by id.
   std::vector<std::size_t> best;

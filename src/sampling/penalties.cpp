@@ -24,8 +24,7 @@ void apply_logit_bias(std::span<float> logits, const std::map<TokenId, float>& b
   for (const auto& [id, b] : bias) at(logits, id) += b;
 }
 
-void apply_repetition_penalty(std::span<float> logits, const TokenHistory& history,
-                              float penalty) {
+void apply_repetition_penalty(std::span<float> logits, const TokenHistory& history, float penalty) {
   if (penalty == 1.0f) return;
   // Each distinct token is penalized once, whether seen in prompt, output or both.
   for (TokenId id : history.prompt_tokens()) penalize(at(logits, id), penalty);
@@ -34,8 +33,8 @@ void apply_repetition_penalty(std::span<float> logits, const TokenHistory& histo
   }
 }
 
-void apply_presence_frequency(std::span<float> logits, const TokenHistory& history,
-                              float presence, float frequency) {
+void apply_presence_frequency(std::span<float> logits, const TokenHistory& history, float presence,
+                              float frequency) {
   if (presence == 0.0f && frequency == 0.0f) return;
   for (const auto& [id, count] : history.generated_counts()) {
     if (count > 0) at(logits, id) -= presence + frequency * static_cast<float>(count);

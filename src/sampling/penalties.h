@@ -18,13 +18,12 @@ void apply_logit_bias(std::span<float> logits, const std::map<TokenId, float>& b
 // HF / llama.cpp / vLLM repetition penalty over every distinct token seen in
 // the prompt or the output: a positive logit is divided by `penalty`, a
 // negative one multiplied, so penalty > 1 always makes the token less likely.
-void apply_repetition_penalty(std::span<float> logits, const TokenHistory& history,
-                              float penalty);
+void apply_repetition_penalty(std::span<float> logits, const TokenHistory& history, float penalty);
 
 // OpenAI presence / frequency penalties over generated tokens:
 // logit[id] -= presence * [count > 0] + frequency * count.
-void apply_presence_frequency(std::span<float> logits, const TokenHistory& history,
-                              float presence, float frequency);
+void apply_presence_frequency(std::span<float> logits, const TokenHistory& history, float presence,
+                              float frequency);
 
 // logit[id] = -inf for each id (min_tokens hides EOS and stop tokens).
 void mask_tokens(std::span<float> logits, std::span<const TokenId> ids);

@@ -24,9 +24,11 @@ Rng make_rng(const SamplingParams& p) {
 
 }  // namespace
 
-Sampler::Sampler(SamplingParams params, std::int32_t vocab_size,
-                 std::span<const TokenId> eos_ids, std::span<const TokenId> prompt)
-    : params_(std::move(params)), vocab_size_(vocab_size), rng_(make_rng(params_)),
+Sampler::Sampler(SamplingParams params, std::int32_t vocab_size, std::span<const TokenId> eos_ids,
+                 std::span<const TokenId> prompt)
+    : params_(std::move(params)),
+      vocab_size_(vocab_size),
+      rng_(make_rng(params_)),
       history_(prompt) {
   if (vocab_size <= 0) throw Error("sampler: vocabulary is empty");
   params_.validate(vocab_size);
@@ -51,8 +53,10 @@ SampledToken Sampler::sample(std::span<const float> logits) {
   } else {
     // top_k (always the first candidate step) is fused into building the list.
     const auto k = static_cast<std::size_t>(params_.top_k);
-    if (params_.top_k > 0 && k < work.size()) candidates_.assign_top_k(work, k);
-    else candidates_.assign(work);
+    if (params_.top_k > 0 && k < work.size())
+      candidates_.assign_top_k(work, k);
+    else
+      candidates_.assign(work);
     for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
     out.id = draw(candidates_, rng_, weights_);
   }

@@ -17,22 +17,21 @@ std::vector<const char*> SamplerChain::names() const {
 SamplerChain build_chain(const SamplingParams& p, std::vector<TokenId> stop_ids) {
   SamplerChain chain;
   if (!p.logit_bias.empty()) {
-    chain.logit_steps.push_back({"logit_bias", [bias = p.logit_bias](std::span<float> l,
-                                                                      const TokenHistory&) {
-                                   apply_logit_bias(l, bias);
-                                 }});
+    chain.logit_steps.push_back(
+        {"logit_bias", [bias = p.logit_bias](std::span<float> l, const TokenHistory&) {
+           apply_logit_bias(l, bias);
+         }});
   }
   if (p.min_tokens > 0 && !stop_ids.empty()) {
-    chain.logit_steps.push_back(
-        {"min_tokens", [ids = std::move(stop_ids), n = p.min_tokens](std::span<float> l,
-                                                                      const TokenHistory& h) {
-           if (h.num_generated() < n) mask_tokens(l, ids);
-         }});
+    chain.logit_steps.push_back({"min_tokens", [ids = std::move(stop_ids), n = p.min_tokens](
+                                                   std::span<float> l, const TokenHistory& h) {
+                                   if (h.num_generated() < n) mask_tokens(l, ids);
+                                 }});
   }
   if (p.repetition_penalty != 1.0f) {
     chain.logit_steps.push_back(
-        {"repetition_penalty", [r = p.repetition_penalty](std::span<float> l,
-                                                          const TokenHistory& h) {
+        {"repetition_penalty",
+         [r = p.repetition_penalty](std::span<float> l, const TokenHistory& h) {
            apply_repetition_penalty(l, h, r);
          }});
   }

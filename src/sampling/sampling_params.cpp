@@ -33,7 +33,8 @@ void SamplingParams::validate(std::int32_t vocab_size) const {
   if (!(top_p > 0.0f && top_p <= 1.0f)) {
     bad("top_p", "must be in (0, 1], got " + std::to_string(top_p));
   }
-  if (top_k < -1) bad("top_k", "must be -1 or 0 (disabled) or positive, got " + std::to_string(top_k));
+  if (top_k < -1)
+    bad("top_k", "must be -1 or 0 (disabled) or positive, got " + std::to_string(top_k));
   check_finite("min_p", min_p);
   if (min_p < 0.0f || min_p > 1.0f) bad("min_p", "must be in [0, 1], got " + std::to_string(min_p));
   check_finite("presence_penalty", presence_penalty);
@@ -78,8 +79,8 @@ void SamplingParams::validate(std::int32_t vocab_size) const {
   if (stop_token_ids.size() > kMaxLogitBias) bad("stop_token_ids", "too many entries");
   for (TokenId id : stop_token_ids) check_token("stop_token_ids", id, vocab_size);
   if (logprobs && (*logprobs < 0 || *logprobs > kMaxLogprobs)) {
-    bad("logprobs", "must be in [0, " + std::to_string(kMaxLogprobs) + "], got " +
-                        std::to_string(*logprobs));
+    bad("logprobs",
+        "must be in [0, " + std::to_string(kMaxLogprobs) + "], got " + std::to_string(*logprobs));
   }
 }
 

@@ -16,20 +16,19 @@
 
 namespace folio::sampling {
 
-
 struct SamplingParams {
-  float temperature = 1.0f;         // 0 = greedy; otherwise logits are divided by it
-  float top_p = 1.0f;               // (0, 1]; 1 disables
-  std::int32_t top_k = 0;           // 0 or -1 disables (vLLM accepts both)
-  float min_p = 0.0f;               // [0, 1]; 0 disables
-  float presence_penalty = 0.0f;    // [-2, 2]; OpenAI: logit -= presence * [count > 0]
-  float frequency_penalty = 0.0f;   // [-2, 2]; OpenAI: logit -= frequency * count
-  float repetition_penalty = 1.0f;  // > 0; HF: positive logit / p, negative logit * p
-  std::map<TokenId, float> logit_bias;  // token id -> bias added to its logit, [-100, 100]
-  std::optional<std::uint64_t> seed;    // same seed -> same tokens; none -> random
+  float temperature = 1.0f;                // 0 = greedy; otherwise logits are divided by it
+  float top_p = 1.0f;                      // (0, 1]; 1 disables
+  std::int32_t top_k = 0;                  // 0 or -1 disables (vLLM accepts both)
+  float min_p = 0.0f;                      // [0, 1]; 0 disables
+  float presence_penalty = 0.0f;           // [-2, 2]; OpenAI: logit -= presence * [count > 0]
+  float frequency_penalty = 0.0f;          // [-2, 2]; OpenAI: logit -= frequency * count
+  float repetition_penalty = 1.0f;         // > 0; HF: positive logit / p, negative logit * p
+  std::map<TokenId, float> logit_bias;     // token id -> bias added to its logit, [-100, 100]
+  std::optional<std::uint64_t> seed;       // same seed -> same tokens; none -> random
   std::optional<std::int32_t> max_tokens;  // none = until the context is full
-  std::int32_t min_tokens = 0;          // EOS / stop tokens are masked until this many
-  std::vector<std::string> stop;        // stop strings, matched on detokenized text
+  std::int32_t min_tokens = 0;             // EOS / stop tokens are masked until this many
+  std::vector<std::string> stop;           // stop strings, matched on detokenized text
   std::vector<TokenId> stop_token_ids;
   bool ignore_eos = false;
   bool include_stop_str_in_output = false;

@@ -10,8 +10,8 @@ FinishReason check_token_stop(const SamplingParams& p, std::span<const TokenId> 
   if (num_generated < p.min_tokens) return FinishReason::kNone;
   const bool eos =
       !p.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), token) != eos_ids.end();
-  const bool stop_token = std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) !=
-                          p.stop_token_ids.end();
+  const bool stop_token =
+      std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end();
   if (eos || stop_token) return FinishReason::kStop;
   if (p.max_tokens && num_generated >= *p.max_tokens) return FinishReason::kLength;
   return FinishReason::kNone;

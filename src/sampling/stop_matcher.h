@@ -22,8 +22,8 @@ class StopMatcher {
   StopMatcher(std::vector<std::string> stops, bool include_stop_str);
 
   struct Result {
-    std::string text;                   // safe to emit now
-    std::optional<std::size_t> stop;    // index into stops when a stop string matched
+    std::string text;                 // safe to emit now
+    std::optional<std::size_t> stop;  // index into stops when a stop string matched
   };
 
   // Adds a delta of generated text. After a match the matcher is finished

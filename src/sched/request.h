@@ -49,7 +49,7 @@ enum class SchedulingPolicy { kFcfs, kPriority };
 
 struct Request {
   SeqId id;
-  SeqId parent_id;            // == id for a root request
+  SeqId parent_id;                // == id for a root request
   std::int32_t sample_index = 0;  // which of the parent's n samples
   std::vector<TokenId> tokens;    // prompt, then outputs
   std::int32_t num_prompt_tokens = 0;

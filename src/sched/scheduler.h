@@ -88,8 +88,8 @@ class Scheduler {
   SchedulerConfig config_;
   kv::KvCacheManager kv_;
   std::unordered_map<SeqId, std::unique_ptr<Request>> requests_;  // live ones
-  RequestQueue waiting_;                                              // WAITING and PREEMPTED
-  std::vector<Request*> running_;                                     // RUNNING, in policy order
+  RequestQueue waiting_;                                          // WAITING and PREEMPTED
+  std::vector<Request*> running_;                                 // RUNNING, in policy order
   std::vector<SeqId> finished_since_plan_;
   std::uint64_t next_id_ = 1;
   std::uint64_t step_ = 0;

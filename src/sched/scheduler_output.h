@@ -40,9 +40,9 @@ struct ScheduledRequest {
 struct SchedulerOutput {
   std::uint64_t step = 0;
   std::vector<ScheduledRequest> requests;
-  std::vector<kv::CowCopy> cow_copies;   // run before the forward pass
-  std::vector<SeqId> preempted_ids;  // this step
-  std::vector<SeqId> finished_ids;   // since the previous plan (incl. aborts)
+  std::vector<kv::CowCopy> cow_copies;  // run before the forward pass
+  std::vector<SeqId> preempted_ids;     // this step
+  std::vector<SeqId> finished_ids;      // since the previous plan (incl. aborts)
   std::int32_t total_tokens = 0;
 };
 

@@ -7,17 +7,28 @@ namespace folio::server {
 
 const char* error_type(int status) {
   switch (status) {
-    case 400: return "BadRequestError";
-    case 401: return "AuthenticationError";
-    case 403: return "PermissionDeniedError";
-    case 404: return "NotFoundError";
-    case 405: return "MethodNotAllowedError";
-    case 408: return "RequestTimeoutError";
-    case 413: return "RequestTooLargeError";
-    case 429: return "RateLimitError";
-    case 431: return "RequestHeaderFieldsTooLargeError";
-    case 503: return "ServiceUnavailableError";
-    default: return status >= 500 ? "InternalServerError" : "BadRequestError";
+    case 400:
+      return "BadRequestError";
+    case 401:
+      return "AuthenticationError";
+    case 403:
+      return "PermissionDeniedError";
+    case 404:
+      return "NotFoundError";
+    case 405:
+      return "MethodNotAllowedError";
+    case 408:
+      return "RequestTimeoutError";
+    case 413:
+      return "RequestTooLargeError";
+    case 429:
+      return "RateLimitError";
+    case 431:
+      return "RequestHeaderFieldsTooLargeError";
+    case 503:
+      return "ServiceUnavailableError";
+    default:
+      return status >= 500 ? "InternalServerError" : "BadRequestError";
   }
 }
 
@@ -28,7 +39,8 @@ std::string error_body(int status, const std::string& message,
                       {"param", param ? nlohmann::json(*param) : nlohmann::json(nullptr)},
                       {"code", status}};
   // Messages may quote user input: never throw on invalid UTF-8, replace it.
-  return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json{{"error", e}}.dump(-1, ' ', false,
+                                           nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace folio::server

@@ -22,7 +22,8 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
     opt.skip_special_tokens = req_.skip_special_tokens;
     opt.text_offset_base = req_.echo ? req_.prompt_texts[p].size() : 0;
     Engine e;
-    e.out = std::make_unique<engine::OutputProcessor>(*ctx_.model.tokenizer, req_.params, req_.n, opt);
+    e.out =
+        std::make_unique<engine::OutputProcessor>(*ctx_.model.tokenizer, req_.params, req_.n, opt);
     e.prompt_tokens = static_cast<std::int32_t>(req_.prompts[p].size());
     engines_.push_back(std::move(e));
     for (std::int32_t s = 0; s < req_.n; ++s) {
@@ -122,7 +123,8 @@ JobOutput GenerationJob::poll() {
   bool all_finished = true;
   for (std::size_t e = 0; e < engines_.size(); ++e) {
     if (!engines_[e].finished) {
-      for (const engine::RequestOutput& item : engines_[e].channel->drain()) apply(e, item, out.bytes);
+      for (const engine::RequestOutput& item : engines_[e].channel->drain())
+        apply(e, item, out.bytes);
     }
     all_finished = all_finished && engines_[e].finished;
   }
@@ -192,7 +194,8 @@ Usage GenerationJob::usage() const {
   for (const auto& e : engines_) {
     u.prompt_tokens += e.prompt_tokens;
     u.cached_tokens += e.cached_tokens;
-    for (std::int32_t k = 0; k < e.out->n(); ++k) u.completion_tokens += e.out->sample(k).num_tokens();
+    for (std::int32_t k = 0; k < e.out->n(); ++k)
+      u.completion_tokens += e.out->sample(k).num_tokens();
   }
   return u;
 }
@@ -208,7 +211,8 @@ std::string GenerationJob::final_frames() {
 JobOutput GenerationJob::final_body() {
   if (!error_.empty()) {
     ctx_.log.error("request " + meta_.id + ": engine error: " + error_);
-    return JobOutput{.bytes = error_body(500, "engine error: " + error_), .done = true, .status = 500};
+    return JobOutput{
+        .bytes = error_body(500, "engine error: " + error_), .done = true, .status = 500};
   }
   std::vector<FinalChoice> fc;
   for (std::size_t i = 0; i < choices_.size(); ++i) {
@@ -217,7 +221,8 @@ JobOutput GenerationJob::final_body() {
                              .pieces = std::move(choices_[i].pieces),
                              .finish = choices_[i].finish});
   }
-  return JobOutput{.bytes = server::final_body(meta_, fc, usage(), req_.want_logprobs), .done = true};
+  return JobOutput{.bytes = server::final_body(meta_, fc, usage(), req_.want_logprobs),
+                   .done = true};
 }
 
 }  // namespace folio::server

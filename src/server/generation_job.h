@@ -27,7 +27,7 @@ namespace folio::server {
 struct JobOutput {
   std::string bytes;  // SSE frames, or the whole body when done (non-stream)
   bool done = false;
-  int status = 200;   // non-stream only: 500 when the engine failed
+  int status = 200;  // non-stream only: 500 when the engine failed
 };
 
 class GenerationJob {
@@ -82,10 +82,10 @@ class GenerationJob {
   std::vector<Engine> engines_;
   std::vector<Choice> choices_;
   double arrival_ = 0;
-  bool started_ = false;    // first poll emitted the opening frames
+  bool started_ = false;  // first poll emitted the opening frames
   bool done_ = false;
   bool released_ = false;
-  std::string error_;       // engine failure message
+  std::string error_;  // engine failure message
 };
 
 }  // namespace folio::server

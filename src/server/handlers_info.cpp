@@ -18,8 +18,12 @@ using nlohmann::json;
 HttpReply handle_models(ServerContext& ctx, const HttpRequest&) {
   json data = json::array();
   for (const auto& name : ctx.model.names) {
-    data.push_back({{"id", name}, {"object", "model"}, {"created", ctx.started_unix},
-                    {"owned_by", "folio"}, {"root", ctx.model.root}, {"parent", nullptr},
+    data.push_back({{"id", name},
+                    {"object", "model"},
+                    {"created", ctx.started_unix},
+                    {"owned_by", "folio"},
+                    {"root", ctx.model.root},
+                    {"parent", nullptr},
                     {"max_model_len", ctx.model.max_model_len}});
   }
   return json_reply(200, dump(json{{"object", "list"}, {"data", data}}));
@@ -45,7 +49,8 @@ HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req) {
     ids = ctx.model.tokenizer->encode(*prompt, {.add_special = special, .parse_special = true});
   }
   ctx.metrics.add_stage_seconds("tokenize", sw.seconds());
-  return json_reply(200, dump(json{{"count", ids.size()}, {"max_model_len", ctx.model.max_model_len},
+  return json_reply(200, dump(json{{"count", ids.size()},
+                                   {"max_model_len", ctx.model.max_model_len},
                                    {"tokens", ids}}));
 }
 

@@ -11,9 +11,8 @@
 // engine step). Bytes a client pipelines meanwhile are kept for the next read.
 #pragma once
 
-#include <memory>
-
 #include <boost/asio/ip/tcp.hpp>
+#include <memory>
 
 #include "server/post_gate.h"
 #include "server/server_context.h"

@@ -40,7 +40,8 @@ const nlohmann::json* Fields::get(const char* name) {
 std::optional<std::int64_t> Fields::integer(const char* name, std::int64_t lo, std::int64_t hi) {
   const nlohmann::json* v = get(name);
   if (!v) return std::nullopt;
-  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range =
+      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   // JSON has one number type: accept 3.0 but not 3.5 (as pydantic does).
   std::int64_t x = 0;
   if (v->is_number_unsigned()) {
@@ -69,7 +70,8 @@ std::optional<double> Fields::number(const char* name, double lo, double hi) {
   if (!v->is_number()) bad_param(name, "a number");
   const double d = v->get<double>();
   if (!std::isfinite(d) || d < lo || d > hi) {
-    bad_param(name, "a number in [" + nlohmann::json(lo).dump() + ", " + nlohmann::json(hi).dump() + "]");
+    bad_param(name,
+              "a number in [" + nlohmann::json(lo).dump() + ", " + nlohmann::json(hi).dump() + "]");
   }
   return d;
 }
@@ -97,7 +99,8 @@ std::vector<std::string> Fields::strings(const char* name, std::size_t max_items
     return out;
   }
   if (!v->is_array()) bad_param(name, "a string or a list of strings");
-  if (v->size() > max_items) bad_param(name, "a list of at most " + std::to_string(max_items) + " strings");
+  if (v->size() > max_items)
+    bad_param(name, "a list of at most " + std::to_string(max_items) + " strings");
   for (const auto& s : *v) {
     if (!s.is_string()) bad_param(name, "a string or a list of strings");
     out.push_back(s.get<std::string>());
@@ -115,7 +118,8 @@ std::vector<std::int32_t> Fields::int_list(const char* name, std::int32_t lo, st
   }
   for (const auto& x : *v) {
     if (!x.is_number_integer() || x.get<std::int64_t>() < lo || x.get<std::int64_t>() > hi) {
-      bad_param(name, "a list of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      bad_param(name,
+                "a list of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
     out.push_back(static_cast<std::int32_t>(x.get<std::int64_t>()));
   }

@@ -19,9 +19,9 @@ namespace folio::server {
 struct ModelContext {
   const tokenizer::Tokenizer* tokenizer = nullptr;  // not owned; outlives the server
   std::optional<chat::ChatTemplate> chat_template;  // none: chat requests get 400
-  std::vector<std::string> names;  // served model names; names[0] is reported
-  std::string root;                // model path, reported by /v1/models
-  std::int32_t max_model_len = 0;  // prompt + completion tokens
+  std::vector<std::string> names;                   // served model names; names[0] is reported
+  std::string root;                                 // model path, reported by /v1/models
+  std::int32_t max_model_len = 0;                   // prompt + completion tokens
   std::int32_t vocab_size = 0;
   std::string bos_token;  // template variables
   std::string eos_token;
@@ -35,7 +35,7 @@ struct ModelContext {
 // names an existing file, else `flag` itself (vLLM accepts both); when `flag`
 // is empty, the model's own template (`from_model`, may be absent).
 std::optional<std::string> chat_template_source(const std::string& flag,
-                                                 std::optional<std::string_view> from_model);
+                                                std::optional<std::string_view> from_model);
 
 // Fills a context for `tok`: names from `served` (else `model_path`), BOS/EOS
 // token text from the vocabulary, and the chat template when `template_src`

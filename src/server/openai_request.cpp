@@ -24,8 +24,10 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
   if (auto v = f.integer("top_k", -1, kI32Max)) p.top_k = static_cast<std::int32_t>(*v);
   if (auto v = f.number("min_p", -big, big)) p.min_p = static_cast<float>(*v);
   if (auto v = f.number("presence_penalty", -big, big)) p.presence_penalty = static_cast<float>(*v);
-  if (auto v = f.number("frequency_penalty", -big, big)) p.frequency_penalty = static_cast<float>(*v);
-  if (auto v = f.number("repetition_penalty", -big, big)) p.repetition_penalty = static_cast<float>(*v);
+  if (auto v = f.number("frequency_penalty", -big, big))
+    p.frequency_penalty = static_cast<float>(*v);
+  if (auto v = f.number("repetition_penalty", -big, big))
+    p.repetition_penalty = static_cast<float>(*v);
   if (auto v = f.integer("seed", std::numeric_limits<std::int64_t>::min(),
                          std::numeric_limits<std::int64_t>::max())) {
     p.seed = static_cast<std::uint64_t>(*v);
@@ -49,7 +51,8 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
         used = 0;
       }
       if (used != key.size() || id < 0 || id >= model.vocab_size) {
-        bad_param("logit_bias", "keyed by token ids in [0, " + std::to_string(model.vocab_size) + ")");
+        bad_param("logit_bias",
+                  "keyed by token ids in [0, " + std::to_string(model.vocab_size) + ")");
       }
       if (!val.is_number()) bad_param("logit_bias", "an object mapping token ids to numbers");
       p.logit_bias[static_cast<TokenId>(id)] = static_cast<float>(val.get<double>());
@@ -62,7 +65,8 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
   if (auto v = f.boolean("stream")) r.stream = *v;
   if (const auto* so = f.get("stream_options")) {
     if (!so->is_object()) bad_param("stream_options", "an object");
-    if (!r.stream) throw ApiError(400, "stream_options can only be set when stream is true", "stream_options");
+    if (!r.stream)
+      throw ApiError(400, "stream_options can only be set when stream is true", "stream_options");
     Fields sf(*so);
     if (auto v = sf.boolean("include_usage")) r.include_usage = *v;
   }
@@ -100,14 +104,17 @@ void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelCont
   if (!p) bad_param("prompt", "given (a string, a list of strings or token ids)");
   const tokenizer::EncodeOptions enc{.add_special = true, .parse_special = true};
   const auto text_prompt = [&](const nlohmann::json& s) {
-    if (s.get_ref<const std::string&>().empty()) throw ApiError(400, "prompt must not be empty", "prompt");
+    if (s.get_ref<const std::string&>().empty())
+      throw ApiError(400, "prompt must not be empty", "prompt");
     add_prompt(r, model.tokenizer->encode(s.get_ref<const std::string&>(), enc), model);
   };
   if (p->is_string()) return text_prompt(*p);
-  if (!p->is_array() || p->empty()) bad_param("prompt", "a non-empty string, list of strings or token ids");
+  if (!p->is_array() || p->empty())
+    bad_param("prompt", "a non-empty string, list of strings or token ids");
   const auto& first = p->front();
   if (first.is_number()) {
-    if (p->size() > kMaxPromptIds) bad_param("prompt", "at most " + std::to_string(kMaxPromptIds) + " tokens");
+    if (p->size() > kMaxPromptIds)
+      bad_param("prompt", "at most " + std::to_string(kMaxPromptIds) + " tokens");
     return add_prompt(r, token_ids(*p, "prompt", model.vocab_size), model);
   }
   if (p->size() > static_cast<std::size_t>(config.max_prompts)) {
@@ -119,7 +126,8 @@ void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelCont
     } else if (item.is_array() && first.is_array() && item.size() <= kMaxPromptIds) {
       add_prompt(r, token_ids(item, "prompt", model.vocab_size), model);
     } else {
-      bad_param("prompt", "a string, a list of strings, a list of token ids or a list of such lists");
+      bad_param("prompt",
+                "a string, a list of strings, a list of token ids or a list of such lists");
     }
   }
 }
@@ -167,18 +175,22 @@ GenerationRequest parse_completion_request(const nlohmann::json& body, const Mod
 std::string render_chat(const nlohmann::json& messages, const ModelContext& model,
                         bool add_generation_prompt) {
   if (!model.chat_template) {
-    throw ApiError(400, "this model has no chat template; pass --chat-template to the server "
-                        "or use /v1/completions");
+    throw ApiError(400,
+                   "this model has no chat template; pass --chat-template to the server "
+                   "or use /v1/completions");
   }
-  if (!messages.is_array() || messages.empty()) bad_param("messages", "a non-empty list of messages");
+  if (!messages.is_array() || messages.empty())
+    bad_param("messages", "a non-empty list of messages");
   nlohmann::ordered_json norm = nlohmann::ordered_json::array();
   for (const auto& m : messages) {
     if (!m.is_object()) bad_param("messages", "a list of objects with 'role' and 'content'");
     const auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) bad_param("messages", "objects with a string 'role'");
+    if (role == m.end() || !role->is_string())
+      bad_param("messages", "objects with a string 'role'");
     const auto& rs = role->get_ref<const std::string&>();
     if (rs != "system" && rs != "user" && rs != "assistant" && rs != "developer") {
-      throw ApiError(400, "unsupported message role '" + rs + "' (system, user, assistant)", "messages");
+      throw ApiError(400, "unsupported message role '" + rs + "' (system, user, assistant)",
+                     "messages");
     }
     std::string text;
     const auto content = m.find("content");
@@ -190,8 +202,9 @@ std::string render_chat(const nlohmann::json& messages, const ModelContext& mode
       for (const auto& part : *content) {
         if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
             !part["text"].is_string()) {
-          throw ApiError(400, "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
-                         "messages");
+          throw ApiError(
+              400, "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
+              "messages");
         }
         text += part["text"].get<std::string>();
       }
@@ -221,9 +234,11 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelCont
   read_sampling(f, r, model);
   if (auto v = f.boolean("logprobs")) r.want_logprobs = *v;
   if (auto v = f.integer("top_logprobs", 0, kI32Max)) {
-    if (!r.want_logprobs) throw ApiError(400, "top_logprobs requires logprobs to be true", "top_logprobs");
+    if (!r.want_logprobs)
+      throw ApiError(400, "top_logprobs requires logprobs to be true", "top_logprobs");
     if (*v > config.max_logprobs) {
-      bad_param("top_logprobs", "at most " + std::to_string(config.max_logprobs) + " (--max-logprobs)");
+      bad_param("top_logprobs",
+                "at most " + std::to_string(config.max_logprobs) + " (--max-logprobs)");
     }
     r.top_logprobs = static_cast<std::int32_t>(*v);
   }
@@ -233,7 +248,8 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelCont
   if (!messages) bad_param("messages", "given");
   Stopwatch sw;
   const std::string text = render_chat(*messages, model, add_gen);
-  std::vector<TokenId> ids = model.tokenizer->encode(text, {.add_special = false, .parse_special = true});
+  std::vector<TokenId> ids =
+      model.tokenizer->encode(text, {.add_special = false, .parse_special = true});
   r.tokenize_seconds = sw.seconds();
   if (ids.empty()) throw ApiError(400, "the rendered conversation is empty", "messages");
   r.prompt_texts.push_back(text);

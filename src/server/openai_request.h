@@ -11,10 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sampling/sampling_params.h"
 #include "server/model_context.h"
@@ -26,19 +25,19 @@ enum class ApiKind { kCompletion, kChat };
 
 struct GenerationRequest {
   ApiKind kind = ApiKind::kCompletion;
-  std::string model;                               // as reported back (the served name)
-  std::vector<std::vector<TokenId>> prompts;       // completions may carry several
-  std::vector<std::string> prompt_texts;           // decoded prompts, for echo
-  sampling::SamplingParams params;                 // as sent; the engine's limits check them
+  std::string model;                          // as reported back (the served name)
+  std::vector<std::vector<TokenId>> prompts;  // completions may carry several
+  std::vector<std::string> prompt_texts;      // decoded prompts, for echo
+  sampling::SamplingParams params;            // as sent; the engine's limits check them
   std::int32_t n = 1;
   bool stream = false;
-  bool include_usage = false;       // stream_options.include_usage
-  bool echo = false;                // completions: prepend the prompt text
+  bool include_usage = false;  // stream_options.include_usage
+  bool echo = false;           // completions: prepend the prompt text
   bool skip_special_tokens = true;
-  bool want_logprobs = false;       // completions: logprobs set; chat: logprobs = true
-  std::int32_t top_logprobs = 0;    // alternatives per token
+  bool want_logprobs = false;     // completions: logprobs set; chat: logprobs = true
+  std::int32_t top_logprobs = 0;  // alternatives per token
   std::int32_t priority = 0;
-  double tokenize_seconds = 0;      // time spent in the tokenizer / template (metrics)
+  double tokenize_seconds = 0;  // time spent in the tokenizer / template (metrics)
   std::vector<std::string> ignored_fields;
 };
 

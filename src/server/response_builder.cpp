@@ -14,7 +14,9 @@ const char* object_name(ApiKind k, bool chunk) {
 }
 
 json head(const ResponseMeta& m, bool chunk) {
-  json j = {{"id", m.id}, {"object", object_name(m.kind, chunk)}, {"created", m.created},
+  json j = {{"id", m.id},
+            {"object", object_name(m.kind, chunk)},
+            {"created", m.created},
             {"model", m.model}};
   return j;
 }
@@ -31,7 +33,8 @@ json chat_logprobs(const std::vector<const TextDelta*>& pieces) {
     for (const engine::LogprobText& lp : d->logprobs) {
       json top = json::array();
       for (const auto& alt : lp.top) {
-        top.push_back({{"token", tokenizer::utf8::to_valid(alt.piece)}, {"logprob", alt.logprob},
+        top.push_back({{"token", tokenizer::utf8::to_valid(alt.piece)},
+                       {"logprob", alt.logprob},
                        {"bytes", bytes_of(alt.piece)}});
       }
       content.push_back({{"token", tokenizer::utf8::to_valid(lp.chosen.piece)},
@@ -57,7 +60,9 @@ json completion_logprobs(const std::vector<const TextDelta*>& pieces) {
       offsets.push_back(i < d->text_offsets.size() ? d->text_offsets[i] : 0);
     }
   }
-  return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops},
+  return {{"tokens", tokens},
+          {"token_logprobs", token_lps},
+          {"top_logprobs", tops},
           {"text_offset", offsets}};
 }
 
@@ -97,8 +102,11 @@ std::string final_body(const ResponseMeta& m, const std::vector<FinalChoice>& ch
                      {"logprobs", lp},
                      {"finish_reason", finish_json(c.finish)}});
     } else {
-      arr.push_back({{"index", c.index}, {"text", c.text}, {"logprobs", lp},
-                     {"finish_reason", finish_json(c.finish)}, {"stop_reason", nullptr}});
+      arr.push_back({{"index", c.index},
+                     {"text", c.text},
+                     {"logprobs", lp},
+                     {"finish_reason", finish_json(c.finish)},
+                     {"stop_reason", nullptr}});
     }
   }
   j["choices"] = arr;
@@ -125,11 +133,16 @@ std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const TextDel
     // The closing chunk of a choice has an empty delta, as OpenAI sends.
     json delta = json::object();
     if (!d.text.empty() || d.finish == FinishReason::kNone) delta["content"] = d.text;
-    choice = {{"index", index}, {"delta", delta}, {"logprobs", lp},
+    choice = {{"index", index},
+              {"delta", delta},
+              {"logprobs", lp},
               {"finish_reason", finish_json(d.finish)}};
   } else {
-    choice = {{"index", index}, {"text", d.text}, {"logprobs", lp},
-              {"finish_reason", finish_json(d.finish)}, {"stop_reason", nullptr}};
+    choice = {{"index", index},
+              {"text", d.text},
+              {"logprobs", lp},
+              {"finish_reason", finish_json(d.finish)},
+              {"stop_reason", nullptr}};
   }
   j["choices"] = json::array({choice});
   if (m.include_usage) j["usage"] = nullptr;

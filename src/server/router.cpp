@@ -45,14 +45,16 @@ HttpReply json_reply(int status, std::string body) {
   return r;
 }
 
-HttpReply error_reply(int status, const std::string& message, const std::optional<std::string>& param) {
+HttpReply error_reply(int status, const std::string& message,
+                      const std::optional<std::string>& param) {
   return json_reply(status, error_body(status, message, param));
 }
 
 HttpReply route(ServerContext& ctx, const HttpRequest& req) {
   const std::string_view path = path_of(req.target);
   if ((path == "/v1" || path.starts_with("/v1/")) && !authorized(ctx.api_key, req.authorization)) {
-    HttpReply r = error_reply(401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
+    HttpReply r =
+        error_reply(401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
   }
@@ -77,7 +79,8 @@ HttpReply route(ServerContext& ctx, const HttpRequest& req) {
     return error_reply(e.status(), e.what(), e.param());
   } catch (const std::exception& e) {
     const std::string id = ctx.response_id("err-");
-    ctx.log.error("internal error " + id + " on " + req.method + " " + std::string(path) + ": " + e.what());
+    ctx.log.error("internal error " + id + " on " + req.method + " " + std::string(path) + ": " +
+                  e.what());
     return error_reply(500, "internal server error (request id " + id + ")");
   }
 }

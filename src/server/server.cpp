@@ -2,17 +2,16 @@
 #include "server/server.h"
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <thread>
-#include <vector>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
+#include <csignal>
+#include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "server/http_session.h"
@@ -28,20 +27,21 @@ struct Server::Impl {
       : ctx(c, e, m, l), acceptor(ioc), retry(ioc) {}
 
   void accept() {
-    acceptor.async_accept(asio::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket s) {
-      if (!acceptor.is_open() || ec == asio::error::operation_aborted) return;
-      if (ec) {
-        // E.g. out of file descriptors: back off instead of spinning.
-        ctx.log.warn("accept failed: " + ec.message());
-        retry.expires_after(std::chrono::milliseconds(50));
-        retry.async_wait([this](boost::system::error_code) { accept(); });
-        return;
-      }
-      boost::system::error_code ignored;
-      s.set_option(tcp::no_delay(true), ignored);  // SSE chunks are small; send them now
-      start_session(std::move(s), ctx, gate);
-      accept();
-    });
+    acceptor.async_accept(
+        asio::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket s) {
+          if (!acceptor.is_open() || ec == asio::error::operation_aborted) return;
+          if (ec) {
+            // E.g. out of file descriptors: back off instead of spinning.
+            ctx.log.warn("accept failed: " + ec.message());
+            retry.expires_after(std::chrono::milliseconds(50));
+            retry.async_wait([this](boost::system::error_code) { accept(); });
+            return;
+          }
+          boost::system::error_code ignored;
+          s.set_option(tcp::no_delay(true), ignored);  // SSE chunks are small; send them now
+          start_session(std::move(s), ctx, gate);
+          accept();
+        });
   }
 
   bool wait_idle(double seconds) {
@@ -68,9 +68,13 @@ Server::Server(const ServerConfig& config, EngineClient& engine, const ModelCont
                const Logger& log)
     : impl_(std::make_unique<Impl>(config, engine, model, log)) {}
 
-Server::~Server() { shutdown(0); }
+Server::~Server() {
+  shutdown(0);
+}
 
-ServerContext& Server::context() { return impl_->ctx; }
+ServerContext& Server::context() {
+  return impl_->ctx;
+}
 
 std::uint16_t Server::start() {
   Impl& s = *impl_;
@@ -84,7 +88,8 @@ std::uint16_t Server::start() {
   if (!ec) s.acceptor.bind(ep, ec);
   if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    throw Error("cannot listen on " + cfg.host + ":" + std::to_string(cfg.port) + ": " + ec.message());
+    throw Error("cannot listen on " + cfg.host + ":" + std::to_string(cfg.port) + ": " +
+                ec.message());
   }
   const std::uint16_t port = s.acceptor.local_endpoint().port();
   s.accept();
@@ -132,7 +137,8 @@ int run_server(const ServerConfig& config, EngineClient& engine, const ModelCont
   if (on_listening) on_listening(port);
   signals_ioc.run();
   log.info(std::string("received ") + (received == SIGINT ? "SIGINT" : "SIGTERM") +
-           ": finishing in-flight requests (grace " + std::to_string(config.shutdown_grace_s) + " s)");
+           ": finishing in-flight requests (grace " + std::to_string(config.shutdown_grace_s) +
+           " s)");
   server.shutdown(config.shutdown_grace_s);
   log.info("server stopped");
   return 0;

@@ -16,26 +16,27 @@ namespace folio::server {
 
 struct ServerConfig {
   // ---- model (vLLM names; the engine's own flags are cli/engine_flags.h) ----
-  std::string model;                           // [MODEL] / --model / -m; "" = default model
-  std::vector<std::string> served_model_name;  // --served-model-name; first is reported; "" -> model
-  std::string chat_template;                   // --chat-template: a file path or the template text
+  std::string model;  // [MODEL] / --model / -m; "" = default model
+  std::vector<std::string>
+      served_model_name;      // --served-model-name; first is reported; "" -> model
+  std::string chat_template;  // --chat-template: a file path or the template text
 
   // ---- HTTP front end ----
-  std::string host = "0.0.0.0";  // --host (vLLM default: all interfaces)
-  std::uint16_t port = 8000;     // --port; 0 = any free port (tests)
-  std::string api_key;           // --api-key, else $FOLIO_API_KEY; "" = no auth
+  std::string host = "0.0.0.0";    // --host (vLLM default: all interfaces)
+  std::uint16_t port = 8000;       // --port; 0 = any free port (tests)
+  std::string api_key;             // --api-key, else $FOLIO_API_KEY; "" = no auth
   std::int32_t max_logprobs = 20;  // --max-logprobs: cap on logprobs / top_logprobs
 
   // ---- limits (folio's own; vLLM has no equivalents) ----
-  std::int32_t max_queue = 1024;        // --max-queue: engine requests in flight; beyond -> 429
-  std::int32_t io_threads = 2;          // --io-threads: Asio threads (no thread per connection)
-  std::size_t max_body_bytes = 8u << 20;     // --max-body-bytes: request body; beyond -> 413
+  std::int32_t max_queue = 1024;          // --max-queue: engine requests in flight; beyond -> 429
+  std::int32_t io_threads = 2;            // --io-threads: Asio threads (no thread per connection)
+  std::size_t max_body_bytes = 8u << 20;  // --max-body-bytes: request body; beyond -> 413
   std::size_t max_header_bytes = 16u << 10;  // --max-header-bytes: request head; beyond -> 431
-  double idle_timeout_s = 60;       // --idle-timeout: keep-alive connection with no request
-  double request_timeout_s = 30;    // --request-timeout: time to receive one whole request
-  double shutdown_grace_s = 30;     // --shutdown-grace: in-flight requests may finish this long
-  std::int32_t max_n = 64;          // largest `n` (samples per prompt) accepted
-  std::int32_t max_prompts = 64;    // largest list of prompts in one completions request
+  double idle_timeout_s = 60;     // --idle-timeout: keep-alive connection with no request
+  double request_timeout_s = 30;  // --request-timeout: time to receive one whole request
+  double shutdown_grace_s = 30;   // --shutdown-grace: in-flight requests may finish this long
+  std::int32_t max_n = 64;        // largest `n` (samples per prompt) accepted
+  std::int32_t max_prompts = 64;  // largest list of prompts in one completions request
 };
 
 }  // namespace folio::server

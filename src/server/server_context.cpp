@@ -11,8 +11,14 @@ namespace folio::server {
 
 ServerContext::ServerContext(const ServerConfig& c, EngineClient& e, const ModelContext& m,
                              const Logger& l)
-    : config(c), engine(e), model(m), log(l), api_key(resolve_api_key(c.api_key)),
-      metrics(m.name()), admission(c.max_queue), started_unix(unix_now()) {
+    : config(c),
+      engine(e),
+      model(m),
+      log(l),
+      api_key(resolve_api_key(c.api_key)),
+      metrics(m.name()),
+      admission(c.max_queue),
+      started_unix(unix_now()) {
   metrics.add_stage_seconds("model_load", m.load_seconds);
   std::random_device rd;
   salt_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "base/log.h"
-#include "server/admission.h"
 #include "engine/engine_client.h"
+#include "server/admission.h"
 #include "server/metrics.h"
 #include "server/model_context.h"
 #include "server/server_config.h"

@@ -23,7 +23,9 @@ inline std::string sse_data(std::string_view payload) {
   return out;
 }
 
-inline std::string sse_done() { return "data: [DONE]\n\n"; }
+inline std::string sse_done() {
+  return "data: [DONE]\n\n";
+}
 
 // One HTTP/1.1 chunk (size in hex, CRLF, data, CRLF); empty data is skipped
 // because a zero-size chunk would end the response.
@@ -37,6 +39,8 @@ inline std::string http_chunk(std::string_view data) {
   return out;
 }
 
-inline std::string http_last_chunk() { return "0\r\n\r\n"; }
+inline std::string http_last_chunk() {
+  return "0\r\n\r\n";
+}
 
 }  // namespace folio::server

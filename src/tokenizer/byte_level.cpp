@@ -14,8 +14,8 @@ bool maps_to_itself(int b) {
 }
 
 struct Tables {
-  std::array<std::string, 256> text;       // byte -> UTF-8 of its code point
-  std::array<std::int16_t, 324> to_byte;   // code point (< 0x144) -> byte, -1 if none
+  std::array<std::string, 256> text;      // byte -> UTF-8 of its code point
+  std::array<std::int16_t, 324> to_byte;  // code point (< 0x144) -> byte, -1 if none
 
   Tables() {
     to_byte.fill(-1);
@@ -36,7 +36,9 @@ const Tables& tables() {
 
 }  // namespace
 
-std::string_view encode_byte(std::uint8_t b) { return tables().text[b]; }
+std::string_view encode_byte(std::uint8_t b) {
+  return tables().text[b];
+}
 
 std::optional<std::uint8_t> decode_code_point(char32_t cp) {
   const auto& t = tables().to_byte;

@@ -34,7 +34,8 @@ int hex_digit(char c) {
 }
 
 void append_spm(std::string_view text, TokenType type, std::string& out) {
-  if (type == TokenType::kByte && text.size() == 6 && text.substr(0, 3) == "<0x" && text[5] == '>') {
+  if (type == TokenType::kByte && text.size() == 6 && text.substr(0, 3) == "<0x" &&
+      text[5] == '>') {
     const int hi = hex_digit(text[3]), lo = hex_digit(text[4]);
     if (hi >= 0 && lo >= 0) {
       out.push_back(static_cast<char>(hi * 16 + lo));

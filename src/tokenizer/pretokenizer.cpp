@@ -22,11 +22,10 @@ constexpr const char* kGpt2 =
 constexpr const char* kLlama3 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
     R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr const char* kQwen2 =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
-    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr const char* kEachDigit = R"(\p{N})";    // HF Digits(individual_digits=true)
-constexpr const char* kDigitRuns = R"(\p{N}+)";   // HF Digits(individual_digits=false)
+constexpr const char* kQwen2 = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
+                               R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kEachDigit = R"(\p{N})";   // HF Digits(individual_digits=true)
+constexpr const char* kDigitRuns = R"(\p{N}+)";  // HF Digits(individual_digits=false)
 constexpr const char* kNewline = R"([\r\n])";
 constexpr const char* kCjk = R"([\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
 // DeepSeek LLM: an optional whitespace then a run of cased letters (Lu/Ll/Lt
@@ -66,8 +65,7 @@ const std::vector<Family>& families() {
       {{"llama3", "llama-bpe", "llama-v3", "dbrx", "smaug-bpe"}, {kLlama3}},
       {{"qwen2", "stablelm2"}, {kQwen2}},
       {{"starcoder", "smollm", "refact", "command-r", "codeshell"}, {kEachDigit, kGpt2}},
-      {{"deepseek-llm"},
-       {kNewline, kDeepseekLetters, kDeepseekPunct, R"(\s+$)", kCjk, kDigitRuns}},
+      {{"deepseek-llm"}, {kNewline, kDeepseekLetters, kDeepseekPunct, R"(\s+$)", kCjk, kDigitRuns}},
       {{"deepseek-coder"}, {kNewline, R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, kEachDigit}},
       {{"falcon"}, {kFalconPunct, kGpt2, "[0-9][0-9][0-9]"}},
   };
@@ -96,8 +94,10 @@ std::string rewrite_whitespace(std::string_view p) {
       }
       continue;
     }
-    if (c == '[' && !in_class) in_class = true;
-    else if (c == ']' && in_class) in_class = false;
+    if (c == '[' && !in_class)
+      in_class = true;
+    else if (c == ']' && in_class)
+      in_class = false;
     out += c;
   }
   return out;
@@ -165,7 +165,8 @@ PreTokenizer PreTokenizer::for_name(std::string_view pre) {
   if (pre.empty()) pre = "default";
   for (const auto& fam : families()) {
     for (const char* n : fam.names) {
-      if (pre == n) return PreTokenizer(std::vector<std::string>(fam.chain.begin(), fam.chain.end()));
+      if (pre == n)
+        return PreTokenizer(std::vector<std::string>(fam.chain.begin(), fam.chain.end()));
     }
   }
   std::string list;
@@ -188,9 +189,9 @@ void split_one(const pcre2_code* code, bool jit, std::string_view text, Piece p,
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data() + p.offset);
   std::size_t start = 0, last = 0;
   while (start < p.length) {
-    const int rc = jit ? pcre2_jit_match(code, subject, p.length, start, 0, s.match, s.context)
-                       : pcre2_match(code, subject, p.length, start, PCRE2_NO_UTF_CHECK, s.match,
-                                     s.context);
+    const int rc =
+        jit ? pcre2_jit_match(code, subject, p.length, start, 0, s.match, s.context)
+            : pcre2_match(code, subject, p.length, start, PCRE2_NO_UTF_CHECK, s.match, s.context);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       PCRE2_UCHAR msg[256];

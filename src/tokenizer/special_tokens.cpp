@@ -45,8 +45,10 @@ std::int32_t SpecialTokenMatcher::add_child(std::int32_t node, std::uint8_t b) {
   n.byte = b;
   n.next_sibling = c;
   nodes_.push_back(n);
-  if (prev < 0) nodes_[static_cast<std::size_t>(node)].first_child = idx;
-  else nodes_[static_cast<std::size_t>(prev)].next_sibling = idx;
+  if (prev < 0)
+    nodes_[static_cast<std::size_t>(node)].first_child = idx;
+  else
+    nodes_[static_cast<std::size_t>(prev)].next_sibling = idx;
   return idx;
 }
 
@@ -71,9 +73,9 @@ void SpecialTokenMatcher::partition(std::string_view text, bool parse_special,
   std::size_t plain_begin = 0;
   for (std::size_t i = 0; i < text.size();) {
     TokenId id = -1;
-    const std::size_t len =
-        first_byte_[static_cast<std::uint8_t>(text[i])] ? longest_match(text, i, parse_special, &id)
-                                                         : 0;
+    const std::size_t len = first_byte_[static_cast<std::uint8_t>(text[i])]
+                                ? longest_match(text, i, parse_special, &id)
+                                : 0;
     if (len == 0) {
       ++i;
       continue;

@@ -37,7 +37,7 @@ class SpecialTokenMatcher {
     std::int32_t first_child = -1;  // children form a sibling list sorted by byte
     std::int32_t next_sibling = -1;
     std::uint8_t byte = 0;
-    TokenId token = -1;   // token ending here (-1: none)
+    TokenId token = -1;    // token ending here (-1: none)
     bool control = false;  // that token needs parse_special
   };
   std::int32_t child(std::int32_t node, std::uint8_t b) const;

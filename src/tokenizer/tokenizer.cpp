@@ -50,7 +50,9 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
-const Vocab& Tokenizer::vocab() const { return *impl_->vocab; }
+const Vocab& Tokenizer::vocab() const {
+  return *impl_->vocab;
+}
 
 // ---- encoding ------------------------------------------------------------------
 
@@ -87,8 +89,10 @@ void Tokenizer::Session::encode(std::string_view text, const EncodeOptions& opt,
   frags.clear();
   impl_->tok.special->partition(text, opt.parse_special, frags);
   for (const Fragment& f : frags) {
-    if (f.token >= 0) out.push_back(f.token);
-    else impl_->encode_plain(f.text, out);
+    if (f.token >= 0)
+      out.push_back(f.token);
+    else
+      impl_->encode_plain(f.text, out);
   }
   if (opt.add_special && v.add_eos() && v.special().eos) out.push_back(*v.special().eos);
 }

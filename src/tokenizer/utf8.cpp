@@ -7,7 +7,7 @@ namespace {
 // Well-formed UTF-8 (Unicode Table 3-7): the lead byte fixes the length and
 // the allowed range of the second byte; later bytes are 80..BF.
 struct LeadInfo {
-  std::uint8_t len;  // 0: not a valid lead byte
+  std::uint8_t len;     // 0: not a valid lead byte
   std::uint8_t lo, hi;  // allowed range of the second byte
 };
 
@@ -83,11 +83,16 @@ void append(std::string& out, char32_t cp) {
 }
 
 char32_t decode(std::string_view s, std::size_t pos, std::size_t len) {
-  const auto b = [&](std::size_t i) { return static_cast<char32_t>(static_cast<std::uint8_t>(s[pos + i])); };
+  const auto b = [&](std::size_t i) {
+    return static_cast<char32_t>(static_cast<std::uint8_t>(s[pos + i]));
+  };
   switch (len) {
-    case 1: return b(0);
-    case 2: return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
-    case 3: return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    case 1:
+      return b(0);
+    case 2:
+      return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+    case 3:
+      return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
     default:
       return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
   }

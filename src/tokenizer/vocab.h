@@ -20,13 +20,17 @@ class GgufFile;
 
 namespace folio::tokenizer {
 
-
 // tokenizer.ggml.model
 enum class VocabKind { kBpe /* "gpt2" */, kSpm /* "llama" */ };
 
 // tokenizer.ggml.token_type (llama.cpp's llama_token_type values).
 enum class TokenType : std::int32_t {
-  kUndefined = 0, kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5,
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
   kByte = 6,
 };
 
@@ -80,8 +84,8 @@ class Vocab {
   VocabKind kind_ = VocabKind::kBpe;
   std::string pre_;
   std::vector<std::string> tokens_;
-  std::vector<float> scores_;      // empty when the file has none
-  std::vector<TokenType> types_;   // empty when the file has none
+  std::vector<float> scores_;     // empty when the file has none
+  std::vector<TokenType> types_;  // empty when the file has none
   std::vector<std::string> merges_;
   std::unordered_map<std::string_view, TokenId> index_;  // views into tokens_
   SpecialIds special_;

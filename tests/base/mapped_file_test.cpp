@@ -13,7 +13,8 @@ namespace folio {
 namespace {
 
 TEST(MappedFile, MapsContents) {
-  const std::string path = ::testing::TempDir() + "/folio_mapped_file_test_" + std::to_string(::getpid()) + ".bin";
+  const std::string path =
+      ::testing::TempDir() + "/folio_mapped_file_test_" + std::to_string(::getpid()) + ".bin";
   { std::ofstream(path, std::ios::binary) << "hello"; }
   MappedFile f = MappedFile::open(path);
   ASSERT_EQ(f.size(), 5u);

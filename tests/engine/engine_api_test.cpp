@@ -112,7 +112,7 @@ TEST(LLMEngineApi, ImpossibleRequestsFailWithTheLimitNamed) {
   EngineConfig c = small_config();
   c.max_model_len = 64;
   c.kv_cache_memory = 4 * static_cast<std::int64_t>(PagedKvCache::bytes_per_block(
-                               smollm().model.config(), c.block_size, c.kv_cache_dtype));
+                              smollm().model.config(), c.block_size, c.kv_cache_dtype));
   auto e = make_engine(c);
   auto expect_error = [&](EngineRequest r, const std::string& needle) {
     try {
@@ -141,7 +141,9 @@ TEST(EngineLoop, ServesRequestsFromOtherThreadsAndAborts) {
   auto e = make_engine(small_config());
   EngineLoop loop(*e);
   const auto prompt = random_prompt(3, 12);
-  const auto submit = [&](EngineRequest r) { return loop.submit(loop.limits().admit(std::move(r), 0)); };
+  const auto submit = [&](EngineRequest r) {
+    return loop.submit(loop.limits().admit(std::move(r), 0));
+  };
   std::shared_ptr<OutputChannel> a, b;
   std::thread t1([&] { a = submit(req(1, prompt, greedy(6))); });
   std::thread t2([&] { b = submit(req(2, prompt, greedy(200))); });
@@ -154,7 +156,8 @@ TEST(EngineLoop, ServesRequestsFromOtherThreadsAndAborts) {
   const auto rb = collect(b->wait_all(), 1);
   EXPECT_EQ(rb[0].finish, FinishReason::kAbort);
   const std::size_t common = std::min<std::size_t>(6, rb[0].tokens.size());
-  EXPECT_TRUE(std::equal(rb[0].tokens.begin(), rb[0].tokens.begin() + common, ra[0].tokens.begin()));
+  EXPECT_TRUE(
+      std::equal(rb[0].tokens.begin(), rb[0].tokens.begin() + common, ra[0].tokens.begin()));
   EXPECT_EQ(loop.num_errors(), 0);
   for (int i = 0; i < 100 && loop.stats().kv_blocks_used != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -251,7 +251,8 @@ TEST(EngineLoop, ServesManyThreadsThroughTheClientInterface) {
   }
   for (auto& th : threads) th.join();
   for (auto& list : got)
-    for (auto& [prompt, ch] : list) EXPECT_EQ(collect(ch->wait_all(), 1)[0].tokens, fake_greedy(prompt, 8));
+    for (auto& [prompt, ch] : list)
+      EXPECT_EQ(collect(ch->wait_all(), 1)[0].tokens, fake_greedy(prompt, 8));
   // An abort lands between steps, however long a step takes.
   f.runner.pause(true);
   auto long_one = client.submit(client.limits().admit(request(9999, {5, 6}, 120), 0));

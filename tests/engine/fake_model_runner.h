@@ -59,8 +59,9 @@ class FakeModelRunner final : public ModelRunner {
   }
   std::int64_t init_kv(const KvLayout& layout) override {
     layout_ = layout;
-    slots_.assign(static_cast<std::size_t>(layout.num_blocks) * static_cast<std::size_t>(layout.block_size),
-                  {});
+    slots_.assign(
+        static_cast<std::size_t>(layout.num_blocks) * static_cast<std::size_t>(layout.block_size),
+        {});
     return kv_bytes_per_block(layout.block_size, layout.dtype) * layout.num_blocks;
   }
 
@@ -126,7 +127,8 @@ class FakeModelRunner final : public ModelRunner {
                      static_cast<std::size_t>(i));
   }
   Slot& at(const std::vector<kv::BlockId>& table, std::int32_t pos) {
-    return slot(table.at(static_cast<std::size_t>(pos / layout_.block_size)), pos % layout_.block_size);
+    return slot(table.at(static_cast<std::size_t>(pos / layout_.block_size)),
+                pos % layout_.block_size);
   }
   // Logits after position `last`: history 0..last read through the table.
   void push_row(const std::vector<kv::BlockId>& table, std::int32_t last) {
@@ -142,7 +144,8 @@ class FakeModelRunner final : public ModelRunner {
     const std::size_t base = logits_.size();
     logits_.resize(base + kFakeVocab);
     for (std::int32_t j = 0; j < kFakeVocab; ++j)  // a deterministic spread in [0, 1)
-      logits_[base + static_cast<std::size_t>(j)] = static_cast<float>((j * 37 + last) % 101) / 101.0f;
+      logits_[base + static_cast<std::size_t>(j)] =
+          static_cast<float>((j * 37 + last) % 101) / 101.0f;
     logits_[base + static_cast<std::size_t>(next)] = kPeak;
   }
 

@@ -1,9 +1,9 @@
 // tests/engine/output_channel_test.cpp: the per-request output channel
 // (base/notify_queue.h carrying engine::RequestOutput).
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "engine/protocol.h"
 
@@ -56,7 +56,8 @@ TEST(OutputChannel, BlockingConsumerSeesEverythingInOrder) {
   });
   std::vector<TokenId> seen;
   while (seen.size() < 1000) {
-    for (auto& it : s.wait_drain(std::chrono::milliseconds(100))) seen.push_back(it.samples[0].token_ids[0]);
+    for (auto& it : s.wait_drain(std::chrono::milliseconds(100)))
+      seen.push_back(it.samples[0].token_ids[0]);
   }
   producer.join();
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], i);

@@ -27,7 +27,7 @@ struct Result {
 
 // Feeds ids one per delta to sample 0 of a one-sample processor.
 Result run(const std::vector<TokenId>& ids, const sampling::SamplingParams& p,
-        FinishReason last = FinishReason::kLength, OutputOptions opt = {}) {
+           FinishReason last = FinishReason::kLength, OutputOptions opt = {}) {
   OutputProcessor out(tok(), p, 1, opt);
   Result r;
   for (std::size_t i = 0; i < ids.size(); ++i) {

@@ -25,8 +25,8 @@ constexpr double kMaxAbs = 5e-5;
 
 std::string data_path(const std::string& file) {
   const char* env = std::getenv("FOLIO_SOURCE_DIR");
-  return std::string(env != nullptr && *env != '\0' ? env : FOLIO_SOURCE_DIR) + "/tests/data/model/" +
-         file;
+  return std::string(env != nullptr && *env != '\0' ? env : FOLIO_SOURCE_DIR) +
+         "/tests/data/model/" + file;
 }
 
 struct Case {
@@ -44,8 +44,8 @@ std::vector<Case> hf_cases() {
   return out;
 }
 
-sched::ScheduledRequest entry(std::uint64_t seq, const std::vector<TokenId>& ids, std::int32_t start,
-                              std::int32_t count, std::int32_t num_logits,
+sched::ScheduledRequest entry(std::uint64_t seq, const std::vector<TokenId>& ids,
+                              std::int32_t start, std::int32_t count, std::int32_t num_logits,
                               std::vector<kv::BlockId> blocks, std::int32_t blocks_from) {
   sched::ScheduledRequest s;
   s.id = kv::SeqId{seq};
@@ -65,7 +65,8 @@ void expect_rows(std::span<const float> logits, std::size_t at, const Case& c, s
   double worst = 0;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t v = 0; v < vocab; ++v)
-      worst = std::max(worst, std::abs(double{logits[(at + r) * vocab + v]} - c.logits[first + r][v]));
+      worst =
+          std::max(worst, std::abs(double{logits[(at + r) * vocab + v]} - c.logits[first + r][v]));
   EXPECT_LT(worst, kMaxAbs) << "rows " << first << ".." << first + rows - 1;
 }
 

@@ -15,7 +15,8 @@ namespace {
 // 64-token context, 16 sequences, 4 blocks of 4 (16 positions), vocab 100.
 const RequestLimits kLimits({64, 16, 4, 4, 100});
 
-EngineRequest req(std::size_t prompt_len, std::optional<std::int32_t> max_tokens, std::int32_t n = 1) {
+EngineRequest req(std::size_t prompt_len, std::optional<std::int32_t> max_tokens,
+                  std::int32_t n = 1) {
   EngineRequest r;
   r.id = RequestId{1};
   r.prompt.assign(prompt_len, 7);
@@ -40,7 +41,8 @@ TEST(RequestLimits, RefusesWhatCanNeverRunWithTheLimitNamed) {
   expect_error(req(10, 60),
                "'max_tokens' or 'max_completion_tokens' is too large: 60. This model's maximum "
                "context length is 64 tokens and your request has 10 input tokens (60 > 64 - 10).");
-  expect_error(req(10, 8), "request needs 5 KV blocks (17 positions) but the KV cache holds only 4");
+  expect_error(req(10, 8),
+               "request needs 5 KV blocks (17 positions) but the KV cache holds only 4");
   expect_error(req(10, 8), "--kv-cache-memory");
   expect_error(req(0, 2), "The decoder prompt cannot be empty");
   expect_error(req(4, 2, 0), "n = 0 must be between 1 and --max-num-seqs (16)");

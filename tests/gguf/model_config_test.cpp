@@ -21,7 +21,9 @@ using gguf::GgufWriter;
 using gguf::MetaValue;
 using VT = gguf::ValueType;
 
-MetaValue u32(std::int64_t v) { return MetaValue::integer(VT::UINT32, v); }
+MetaValue u32(std::int64_t v) {
+  return MetaValue::integer(VT::UINT32, v);
+}
 
 // A minimal valid "toy" architecture; `extra` entries are appended.
 std::vector<std::uint8_t> toy(const std::vector<std::pair<std::string, MetaValue>>& extra,
@@ -34,7 +36,8 @@ std::vector<std::uint8_t> toy(const std::vector<std::pair<std::string, MetaValue
       {"toy.feed_forward_length", u32(128)},
       {"toy.attention.head_count", u32(8)},
       {"toy.attention.layer_norm_rms_epsilon", MetaValue::f32(1e-5f)},
-      {"tokenizer.ggml.tokens", MetaValue::array(VT::STRING, {MetaValue::string("a"), MetaValue::string("b")})},
+      {"tokenizer.ggml.tokens",
+       MetaValue::array(VT::STRING, {MetaValue::string("a"), MetaValue::string("b")})},
   };
   GgufWriter w;
   for (auto& [k, v] : kv) {
@@ -61,10 +64,10 @@ TEST(ModelConfig, DefaultsFollowLlamaCpp) {
   const ModelConfig c = config_of(toy({}));
   EXPECT_EQ(c.arch, "toy");
   EXPECT_EQ(c.n_layer, 4u);
-  EXPECT_EQ(c.n_head_kv, 8u);          // head_count_kv defaults to head_count
-  EXPECT_EQ(c.head_dim_k, 8u);         // embedding / heads
+  EXPECT_EQ(c.n_head_kv, 8u);   // head_count_kv defaults to head_count
+  EXPECT_EQ(c.head_dim_k, 8u);  // embedding / heads
   EXPECT_EQ(c.head_dim_v, 8u);
-  EXPECT_EQ(c.n_rot, 8u);              // rope over the whole head
+  EXPECT_EQ(c.n_rot, 8u);  // rope over the whole head
   EXPECT_EQ(c.rope_freq_base, 10000.0);
   EXPECT_EQ(c.rope_scaling.type, "none");
   EXPECT_EQ(c.n_vocab, 2u);
@@ -98,10 +101,11 @@ TEST(ModelConfig, OptionalKeys) {
 }
 
 TEST(ModelConfig, LegacyKeysAndLayerNorm) {
-  const ModelConfig c = config_of(toy({{"toy.rope.scale_linear", MetaValue::f32(2.0f)},
-                                       {"toy.attention.layer_norm_epsilon", MetaValue::f32(1e-6f)},
-                                       {"toy.vocab_size", u32(99)}},
-                                      {"toy.attention.layer_norm_rms_epsilon", "tokenizer.ggml.tokens"}));
+  const ModelConfig c =
+      config_of(toy({{"toy.rope.scale_linear", MetaValue::f32(2.0f)},
+                     {"toy.attention.layer_norm_epsilon", MetaValue::f32(1e-6f)},
+                     {"toy.vocab_size", u32(99)}},
+                    {"toy.attention.layer_norm_rms_epsilon", "tokenizer.ggml.tokens"}));
   EXPECT_EQ(c.rope_scaling.type, "linear");
   EXPECT_EQ(c.rope_scaling.factor, 2.0);
   EXPECT_FALSE(c.norm_is_rms);
@@ -110,11 +114,11 @@ TEST(ModelConfig, LegacyKeysAndLayerNorm) {
 }
 
 TEST(ModelConfig, PerLayerArrays) {
-  const ModelConfig c = config_of(toy({{"toy.attention.head_count_kv",
-                                        MetaValue::array(VT::INT32, {MetaValue::integer(VT::INT32, 1),
-                                                                     MetaValue::integer(VT::INT32, 2),
-                                                                     MetaValue::integer(VT::INT32, 4),
-                                                                     MetaValue::integer(VT::INT32, 0)})}}));
+  const ModelConfig c = config_of(toy(
+      {{"toy.attention.head_count_kv",
+        MetaValue::array(VT::INT32,
+                         {MetaValue::integer(VT::INT32, 1), MetaValue::integer(VT::INT32, 2),
+                          MetaValue::integer(VT::INT32, 4), MetaValue::integer(VT::INT32, 0)})}}));
   ASSERT_EQ(c.layers.size(), 4u);
   EXPECT_EQ(c.layers[2].n_head_kv, 4u);
   EXPECT_EQ(c.layers[3].n_head_kv, 0u);
@@ -134,10 +138,11 @@ TEST(ModelConfig, SlidingWindow) {
   EXPECT_EQ(c.kv_elements_for(100), (2u * 32 + 2u * 100) * 8 * 16);
   EXPECT_EQ(c.kv_elements_for(10), 10u * 4 * 8 * 16);
   // Per-layer bools.
-  c = config_of(toy({{"toy.attention.sliding_window", u32(32)},
-                     {"toy.attention.sliding_window_pattern",
-                      MetaValue::array(VT::BOOL, {MetaValue::boolean(false), MetaValue::boolean(true),
-                                                  MetaValue::boolean(true), MetaValue::boolean(true)})}}));
+  c = config_of(
+      toy({{"toy.attention.sliding_window", u32(32)},
+           {"toy.attention.sliding_window_pattern",
+            MetaValue::array(VT::BOOL, {MetaValue::boolean(false), MetaValue::boolean(true),
+                                        MetaValue::boolean(true), MetaValue::boolean(true)})}}));
   EXPECT_EQ(c.n_sliding_layers(), 3u);
   EXPECT_FALSE(c.layers[0].sliding);
   // No pattern and an architecture without a known default: every layer slides.
@@ -146,28 +151,38 @@ TEST(ModelConfig, SlidingWindow) {
 }
 
 TEST(ModelConfig, ErrorsNameTheKey) {
-  expect_error(toy({}, {"toy.block_count"}), "metadata 'toy.block_count' is missing; it is required for a 'toy' model");
+  expect_error(toy({}, {"toy.block_count"}),
+               "metadata 'toy.block_count' is missing; it is required for a 'toy' model");
   expect_error(toy({}, {"toy.attention.head_count"}), "'toy.attention.head_count' is missing");
   expect_error(toy({}, {"toy.feed_forward_length"}), "'toy.feed_forward_length' is missing");
   expect_error(toy({}, {"general.architecture"}), "lacks required metadata 'general.architecture'");
   expect_error(toy({}, {"toy.attention.layer_norm_rms_epsilon"}),
-               "'toy.attention.layer_norm_rms_epsilon' is missing (and so is 'toy.attention.layer_norm_epsilon')");
-  expect_error(toy({}, {"tokenizer.ggml.tokens"}), "neither 'tokenizer.ggml.tokens' nor 'toy.vocab_size'");
-  expect_error(toy({{"toy.attention.head_count_kv", u32(3)}}), "'toy.attention.head_count_kv' (layer 0: 3) does not divide the head count 8");
-  expect_error(toy({{"toy.rope.dimension_count", u32(9)}}), "'toy.rope.dimension_count' = 9 exceeds the head size 8");
-  expect_error(toy({{"toy.rope.scaling.factor", MetaValue::f32(0.0f)}}), "'toy.rope.scaling.factor' = 0.000000 must be positive");
-  expect_error(toy({{"toy.rope.scaling.yarn_beta_fast", MetaValue::f32(0.5f)}}), "'toy.rope.scaling.yarn_beta_fast' and yarn_beta_slow must satisfy");
-  expect_error(toy({{"toy.rope.scaling.yarn_ext_factor", MetaValue::f32(0.5f)}}), "'toy.rope.scaling.yarn_ext_factor' is set; this YaRN variant is not supported yet");
+               "'toy.attention.layer_norm_rms_epsilon' is missing (and so is "
+               "'toy.attention.layer_norm_epsilon')");
+  expect_error(toy({}, {"tokenizer.ggml.tokens"}),
+               "neither 'tokenizer.ggml.tokens' nor 'toy.vocab_size'");
+  expect_error(toy({{"toy.attention.head_count_kv", u32(3)}}),
+               "'toy.attention.head_count_kv' (layer 0: 3) does not divide the head count 8");
+  expect_error(toy({{"toy.rope.dimension_count", u32(9)}}),
+               "'toy.rope.dimension_count' = 9 exceeds the head size 8");
+  expect_error(toy({{"toy.rope.scaling.factor", MetaValue::f32(0.0f)}}),
+               "'toy.rope.scaling.factor' = 0.000000 must be positive");
+  expect_error(toy({{"toy.rope.scaling.yarn_beta_fast", MetaValue::f32(0.5f)}}),
+               "'toy.rope.scaling.yarn_beta_fast' and yarn_beta_slow must satisfy");
+  expect_error(toy({{"toy.rope.scaling.yarn_ext_factor", MetaValue::f32(0.5f)}}),
+               "'toy.rope.scaling.yarn_ext_factor' is set; this YaRN variant is not supported yet");
   auto w = [](std::int64_t n) { return toy({{"toy.block_count", u32(n)}}, {"toy.block_count"}); };
   expect_error(w(0), "'toy.block_count' = 0 is not between 1 and 65536");
   expect_error(w(4000000000), "'toy.block_count' = 4000000000 is not between 1 and 65536");
   expect_error(toy({{"toy.block_count", MetaValue::string("4")}}, {"toy.block_count"}),
                "'toy.block_count' has type string, expected an unsigned integer");
   expect_error(toy({{"toy.embedding_length", u32(60)}}, {"toy.embedding_length"}),
-               "'toy.attention.key_length' is missing and embedding_length 60 is not a multiple of the head count 8");
+               "'toy.attention.key_length' is missing and embedding_length 60 is not a multiple of "
+               "the head count 8");
   EXPECT_THROW((void)config_of(toy({})).kv_elements_for(~0ull), Error);  // overflows 64 bits
   // With every layer sliding the window caps the count, so the same length is fine.
-  EXPECT_EQ(config_of(toy({{"toy.attention.sliding_window", u32(8)}})).kv_elements_for(~0ull), 8u * 4 * 8 * 16);
+  EXPECT_EQ(config_of(toy({{"toy.attention.sliding_window", u32(8)}})).kv_elements_for(~0ull),
+            8u * 4 * 8 * 16);
 }
 
 std::string model_path(const std::string& file) {
@@ -204,7 +219,8 @@ TEST(ModelConfig, Gemma3) {
   EXPECT_EQ(c.n_vocab, 262144u);
   EXPECT_EQ(c.sliding_window, 512u);
   EXPECT_EQ(c.sliding_window_pattern, 6u);
-  for (std::uint32_t i = 0; i < 18; ++i) EXPECT_EQ(c.layers[i].sliding, (i + 1) % 6 != 0) << "layer " << i;
+  for (std::uint32_t i = 0; i < 18; ++i)
+    EXPECT_EQ(c.layers[i].sliding, (i + 1) % 6 != 0) << "layer " << i;
   EXPECT_EQ(c.kv_elements_for(4096), (15u * 512 + 3u * 4096) * 512);
 }
 

@@ -26,7 +26,9 @@ std::vector<std::uint8_t> seed_file() {
   w.add("f", MetaValue::f32(1e-5f));
   w.add("b", MetaValue::boolean(true));
   w.add("tokens", MetaValue::array(VT::STRING, {MetaValue::string("a"), MetaValue::string("bc")}));
-  w.add("nested", MetaValue::array(VT::ARRAY, {MetaValue::array(VT::INT64, {MetaValue::integer(VT::INT64, -1)})}));
+  w.add("nested",
+        MetaValue::array(VT::ARRAY,
+                         {MetaValue::array(VT::INT64, {MetaValue::integer(VT::INT64, -1)})}));
   w.add_tensor("tok_embd", {4, 2}, TensorType::F16, std::vector<std::uint8_t>(16, 0x3c));
   w.add_tensor("blk.0.w", {32}, TensorType::Q4_0, std::vector<std::uint8_t>(18, 0x11));
   w.add_tensor("norm", {3}, TensorType::F32, std::vector<std::uint8_t>(12, 0));
@@ -45,9 +47,11 @@ std::uint64_t touch(const GgufFile& f) {
 }
 
 std::uint64_t interesting(std::mt19937_64& rng) {
-  static constexpr std::uint64_t kValues[] = {0, 1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 31, 32, 33, 255, 256,
-                                              0x7fffffff, 0xffffffff, 1ull << 32, 1ull << 62,
-                                              0x7fffffffffffffffull, ~0ull};
+  static constexpr std::uint64_t kValues[] = {
+      0,    1,   2,          3,          4,          5,          8,
+      9,    12,  13,         16,         31,         32,         33,
+      255,  256, 0x7fffffff, 0xffffffff, 1ull << 32, 1ull << 62, 0x7fffffffffffffffull,
+      ~0ull};
   return kValues[rng() % std::size(kValues)];
 }
 
@@ -55,20 +59,30 @@ std::uint64_t interesting(std::mt19937_64& rng) {
 std::vector<std::uint8_t> mutate(std::vector<std::uint8_t> b, std::mt19937_64& rng) {
   const std::size_t pos = rng() % b.size();
   switch (rng() % 6) {
-    case 0: b[pos] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;  // bit flip
-    case 1: b[pos] = static_cast<std::uint8_t>(rng()); break;              // random byte
-    case 2: {                                                              // u32 field
+    case 0:
+      b[pos] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+      break;  // bit flip
+    case 1:
+      b[pos] = static_cast<std::uint8_t>(rng());
+      break;   // random byte
+    case 2: {  // u32 field
       const auto v = static_cast<std::uint32_t>(interesting(rng));
-      for (std::size_t k = 0; k < 4 && pos + k < b.size(); ++k) b[pos + k] = static_cast<std::uint8_t>(v >> (8 * k));
+      for (std::size_t k = 0; k < 4 && pos + k < b.size(); ++k)
+        b[pos + k] = static_cast<std::uint8_t>(v >> (8 * k));
       break;
     }
-    case 3: {                                                              // u64 field
+    case 3: {  // u64 field
       const std::uint64_t v = interesting(rng);
-      for (std::size_t k = 0; k < 8 && pos + k < b.size(); ++k) b[pos + k] = static_cast<std::uint8_t>(v >> (8 * k));
+      for (std::size_t k = 0; k < 8 && pos + k < b.size(); ++k)
+        b[pos + k] = static_cast<std::uint8_t>(v >> (8 * k));
       break;
     }
-    case 4: b.erase(b.begin() + static_cast<std::ptrdiff_t>(pos)); break;  // delete a byte
-    default: b.insert(b.begin() + static_cast<std::ptrdiff_t>(pos), static_cast<std::uint8_t>(rng())); break;
+    case 4:
+      b.erase(b.begin() + static_cast<std::ptrdiff_t>(pos));
+      break;  // delete a byte
+    default:
+      b.insert(b.begin() + static_cast<std::ptrdiff_t>(pos), static_cast<std::uint8_t>(rng()));
+      break;
   }
   return b;
 }

@@ -22,7 +22,8 @@ std::string model_path(const std::string& file) {
 
 void expect_tensor_spans_valid(const GgufFile& f) {
   EXPECT_EQ(f.data_offset() % f.alignment(), 0u);
-  const std::uint8_t* base = f.tensors().front().data.data() - f.tensors().front().offset - f.data_offset();
+  const std::uint8_t* base =
+      f.tensors().front().data.data() - f.tensors().front().offset - f.data_offset();
   std::vector<const TensorInfo*> sorted;
   for (const TensorInfo& t : f.tensors()) {
     SCOPED_TRACE(std::string(t.name));

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,7 +35,8 @@ void expect_same(const Value& got, const MetaValue& want, const std::string& whe
         EXPECT_EQ(got.as_int(where), std::get<std::int64_t>(w));
       }
       return;
-    case VT::FLOAT32: case VT::FLOAT64: {
+    case VT::FLOAT32:
+    case VT::FLOAT64: {
       const double x = std::get<double>(w);
       if (std::isnan(x)) {
         EXPECT_TRUE(std::isnan(got.as_float(where)));
@@ -45,8 +46,12 @@ void expect_same(const Value& got, const MetaValue& want, const std::string& whe
       }
       return;
     }
-    case VT::BOOL: EXPECT_EQ(got.as_bool(where), std::get<bool>(w)); return;
-    case VT::STRING: EXPECT_EQ(got.as_string(where), std::get<std::string>(w)); return;
+    case VT::BOOL:
+      EXPECT_EQ(got.as_bool(where), std::get<bool>(w));
+      return;
+    case VT::STRING:
+      EXPECT_EQ(got.as_string(where), std::get<std::string>(w));
+      return;
     case VT::ARRAY: {
       EXPECT_EQ(got.elem_type(), want.elem_type());
       const auto& items = std::get<MetaValue::Array>(w);
@@ -56,7 +61,9 @@ void expect_same(const Value& got, const MetaValue& want, const std::string& whe
       }
       return;
     }
-    default: EXPECT_EQ(got.as_int(where), std::get<std::int64_t>(w)); return;
+    default:
+      EXPECT_EQ(got.as_int(where), std::get<std::int64_t>(w));
+      return;
   }
 }
 
@@ -90,14 +97,18 @@ KV every_type() {
   kv.emplace_back("str.empty", MetaValue::string(""));
   kv.emplace_back("str.nul", MetaValue::string(std::string("a\0b\n", 4)));
   kv.emplace_back("arr.empty", MetaValue::array(VT::INT32, {}));
-  kv.emplace_back("arr.f32", MetaValue::array(VT::FLOAT32, {MetaValue::f32(1), MetaValue::f32(-2.25f)}));
-  kv.emplace_back("arr.bool", MetaValue::array(VT::BOOL, {MetaValue::boolean(true), MetaValue::boolean(false)}));
-  kv.emplace_back("arr.str", MetaValue::array(VT::STRING, {MetaValue::string("a"), MetaValue::string(""),
-                                                            MetaValue::string("Ġ t")}));
-  kv.emplace_back("arr.u64", MetaValue::array(VT::UINT64, {MetaValue::u64(~0ull), MetaValue::u64(0)}));
+  kv.emplace_back("arr.f32",
+                  MetaValue::array(VT::FLOAT32, {MetaValue::f32(1), MetaValue::f32(-2.25f)}));
+  kv.emplace_back("arr.bool", MetaValue::array(
+                                  VT::BOOL, {MetaValue::boolean(true), MetaValue::boolean(false)}));
+  kv.emplace_back("arr.str",
+                  MetaValue::array(VT::STRING, {MetaValue::string("a"), MetaValue::string(""),
+                                                MetaValue::string("Ġ t")}));
+  kv.emplace_back("arr.u64",
+                  MetaValue::array(VT::UINT64, {MetaValue::u64(~0ull), MetaValue::u64(0)}));
   // Arrays of arrays: inner arrays of different element types and lengths, 3 levels deep.
-  MetaValue inner_i16 = MetaValue::array(VT::INT16, {MetaValue::integer(VT::INT16, -1),
-                                                     MetaValue::integer(VT::INT16, 300)});
+  MetaValue inner_i16 = MetaValue::array(
+      VT::INT16, {MetaValue::integer(VT::INT16, -1), MetaValue::integer(VT::INT16, 300)});
   MetaValue inner_str = MetaValue::array(VT::STRING, {MetaValue::string("x")});
   MetaValue inner_empty = MetaValue::array(VT::FLOAT64, {});
   kv.emplace_back("arr.nested", MetaValue::array(VT::ARRAY, {inner_i16, inner_str, inner_empty}));
@@ -153,8 +164,8 @@ TEST_P(RoundTrip, EveryTypeAndTensorsSurvive) {
 
   EXPECT_EQ(f.data_offset() % align, 0u);
   const std::vector<std::pair<std::string, std::vector<std::uint8_t>>> data = {
-      {"f32", pattern(24, 1)}, {"f16", pattern(10, 2)},  {"q4_0", pattern(108, 3)},
-      {"q4_k.4d", pattern(288, 4)}, {"empty", {}}, {"i8", pattern(1, 5)}};
+      {"f32", pattern(24, 1)},      {"f16", pattern(10, 2)}, {"q4_0", pattern(108, 3)},
+      {"q4_k.4d", pattern(288, 4)}, {"empty", {}},           {"i8", pattern(1, 5)}};
   ASSERT_EQ(f.tensors().size(), data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
     const TensorInfo& t = f.tensors()[i];
@@ -163,7 +174,8 @@ TEST_P(RoundTrip, EveryTypeAndTensorsSurvive) {
     EXPECT_EQ(t.offset % align, 0u);
     EXPECT_EQ(t.n_bytes, data[i].second.size());
     EXPECT_EQ(t.data.data(), bytes.data() + f.data_offset() + t.offset);
-    EXPECT_TRUE(std::equal(t.data.begin(), t.data.end(), data[i].second.begin(), data[i].second.end()));
+    EXPECT_TRUE(
+        std::equal(t.data.begin(), t.data.end(), data[i].second.begin(), data[i].second.end()));
     EXPECT_EQ(f.find_tensor(data[i].first), &t);
   }
   EXPECT_EQ(f.tensors()[2].type, TensorType::Q4_0);
@@ -172,7 +184,8 @@ TEST_P(RoundTrip, EveryTypeAndTensorsSurvive) {
 
   // A copy through MetaValue::from writes the identical image.
   GgufWriter copy(c.version);
-  for (const MetadataEntry& e : f.metadata()) copy.add(std::string(e.key), MetaValue::from(e.value));
+  for (const MetadataEntry& e : f.metadata())
+    copy.add(std::string(e.key), MetaValue::from(e.value));
   for (const TensorInfo& t : f.tensors()) {
     copy.add_tensor(std::string(t.name), t.dims, t.type, {t.data.begin(), t.data.end()});
   }
@@ -191,7 +204,8 @@ INSTANTIATE_TEST_SUITE_P(Versions, RoundTrip,
 TEST(GgufWriter, BytesMatchHandSpelledLayout) {
   GgufWriter w(3);
   w.add("a", MetaValue::integer(VT::UINT32, 7));
-  w.add("n", MetaValue::array(VT::ARRAY, {MetaValue::array(VT::INT8, {MetaValue::integer(VT::INT8, -1)})}));
+  w.add("n", MetaValue::array(VT::ARRAY,
+                              {MetaValue::array(VT::INT8, {MetaValue::integer(VT::INT8, -1)})}));
   w.add_tensor("t", {2}, TensorType::F16, {0x11, 0x22, 0x33, 0x44});
   w.add_tensor("u", {1}, TensorType::F32, {1, 2, 3, 4});
 
@@ -213,7 +227,7 @@ TEST(GgufWriter, RejectsWhatTheReaderWouldReject) {
   EXPECT_THROW((void)MetaValue::array(VT::INT32, {MetaValue::integer(VT::INT64, 1)}), Error);
   EXPECT_THROW(w.set_alignment(0), Error);
   EXPECT_THROW(w.set_alignment(48), Error);
-  EXPECT_THROW(w.add_tensor("q", {31}, TensorType::Q8_0, {}), Error);      // not a whole block
+  EXPECT_THROW(w.add_tensor("q", {31}, TensorType::Q8_0, {}), Error);  // not a whole block
   EXPECT_THROW(w.add_tensor("f", {4}, TensorType::F32, pattern(15, 0)), Error);  // wrong size
   EXPECT_THROW(w.add_tensor("d", {1, 1, 1, 1, 1}, TensorType::F32, pattern(4, 0)), Error);
   w.add_tensor("x", {1}, TensorType::F32, pattern(4, 0));
@@ -247,8 +261,9 @@ TEST(GgufValue, ToStringIsShortAndExact) {
   w.add("i8", MetaValue::integer(VT::INT8, -5));
   w.add("b", MetaValue::boolean(false));
   w.add("s", MetaValue::string("a\nb"));
-  w.add("a", MetaValue::array(VT::INT32, {MetaValue::integer(VT::INT32, 1), MetaValue::integer(VT::INT32, 2),
-                                          MetaValue::integer(VT::INT32, 3)}));
+  w.add("a", MetaValue::array(VT::INT32,
+                              {MetaValue::integer(VT::INT32, 1), MetaValue::integer(VT::INT32, 2),
+                               MetaValue::integer(VT::INT32, 3)}));
   const auto bytes = w.to_bytes();
   const GgufFile f = GgufFile::parse(bytes);
   EXPECT_EQ(f.find("f32")->to_string(), "1e-05");

@@ -6,9 +6,9 @@
 // max|v|; f32 dots over <= 256 dims and the online rescaling stay within a
 // few 1e-6 relative; 2e-5 * max|v| is well above that and far below any
 // wrong-position or wrong-head error (which moves outputs by O(max|v|)).
-#include <gtest/gtest.h>
+#include "kernels/attention.h"
 
-#include "base/error.h"
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "base/fp16.h"
-#include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
 
@@ -95,8 +95,8 @@ void compare(const AttentionShape& s, std::size_t T, std::mt19937& rng, const st
         attention(q.data(), pos, pages, s, fast.data());
         for (std::size_t i = 0; i < ref.size(); ++i) {
           ASSERT_NEAR(fast[i], ref[i], 2e-5 * 5.0)
-              << what << " pos " << pos << " pages " << sizes.size() << " isa "
-              << isa_name(isa) << " i " << i;
+              << what << " pos " << pos << " pages " << sizes.size() << " isa " << isa_name(isa)
+              << " i " << i;
         }
       }
     }
@@ -143,8 +143,12 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
         const Cache cache = make_cache(T, s.n_kv_heads, hd, rng);
         for (const auto& sizes : splits(T, rng)) {
           const auto pages = split(cache, sizes, dt);
-          for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{0, 16}, {0, 1}, {5, 16},
-                                  {60, 100}, {130, 70}, {199, 1}}) {
+          for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{0, 16},
+                                  {0, 1},
+                                  {5, 16},
+                                  {60, 100},
+                                  {130, 70},
+                                  {199, 1}}) {
             std::vector<float> q(nq * qd), rows(nq * qd), one(qd), ref(qd);
             for (auto& x : q) x = nd(rng);
             attention_rows(q.data(), nq, pos0, pages, s, rows.data());
@@ -175,7 +179,8 @@ TEST(KvRow, Int8RoundTripIsWithinHalfAStep) {
     const std::size_t n_kv = 3;
     std::vector<float> x(n_kv * hd), back(hd);
     for (auto& v : x) v = nd(rng);
-    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd), x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
+    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd),
+              x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
     x[5] = 1e4f;  // one outlier in head 0, group 0
     const std::size_t hb = kv_head_bytes(KvDtype::kI8, hd);
     EXPECT_EQ(hb, hd + 2 * ((hd + 31) / 32));
@@ -211,7 +216,8 @@ TEST(KvRow, HeadBytesAndDtypeNames) {
   EXPECT_EQ(parse_kv_dtype("int8"), KvDtype::kI8);
   for (KvDtype d : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8})
     EXPECT_EQ(parse_kv_dtype(kv_dtype_name(d)), d);
-  for (const char* bad : {"int4", "fp8", "", "F16"}) EXPECT_THROW(parse_kv_dtype(bad), Error) << bad;
+  for (const char* bad : {"int4", "fp8", "", "F16"})
+    EXPECT_THROW(parse_kv_dtype(bad), Error) << bad;
 }
 
 // A window of 1 attends only to the current position: output = V[pos] exactly.

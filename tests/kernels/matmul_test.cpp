@@ -20,6 +20,8 @@
 // On top of that come f32 rounding differences (scales are multiplied in f32,
 // partial sums are added in a different order): a relative 2e-5 of
 // sum_j |w_j| |x_j| is far above that, yet far below any wrong-element error.
+#include "kernels/matmul.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,7 +36,6 @@
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu_features.h"
-#include "kernels/matmul.h"
 #include "quant/dequantize.h"
 #include "quant/traits.h"
 #include "random_weights.h"
@@ -44,11 +45,10 @@ namespace {
 
 using gguf::TensorType;
 
-constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
-                                 TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
-                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K,
-                                 TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
-                                 TensorType::Q6_K};
+constexpr TensorType kTypes[] = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
+    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
+    TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
 std::size_t act_block(TensorType t) {
   const std::size_t be = quant::traits(t).block_elems;
@@ -147,8 +147,10 @@ void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
   const auto tol = tolerances(w, k.bits, x, k.n);
   for (std::size_t i = 0; i < ref.size(); ++i) {
     ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << k.str() << " fast, output " << i;
-    ASSERT_LE(std::fabs(scalar[i] - ref_q[i]), tol.rounding[i]) << k.str() << " scalar, output " << i;
-    ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i]) << k.str() << " fast vs exact, output " << i;
+    ASSERT_LE(std::fabs(scalar[i] - ref_q[i]), tol.rounding[i])
+        << k.str() << " scalar, output " << i;
+    ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i])
+        << k.str() << " fast vs exact, output " << i;
   }
 }
 
@@ -223,7 +225,8 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].d), std::bit_cast<std::uint32_t>(blocks[i].d));
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].s), std::bit_cast<std::uint32_t>(blocks[i].s));
     for (int j = 0; j < 32; ++j) {
-      ASSERT_EQ(int{wide[i].q[cpu::i16_slot(j)]}, cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
+      ASSERT_EQ(int{wide[i].q[cpu::i16_slot(j)]},
+                cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
     }
   }
 }
@@ -245,7 +248,8 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
     for (std::size_t i = 4; i < quant::traits(t).block_bytes - 4; ++i) broken[i] ^= 0x5A;
     const WeightMatrix wb = WeightMatrix::prepare(t, broken, 1, cols);
     matmul(wb, x.data(), 1, &fast, pool);
-    EXPECT_GT(std::fabs(fast - ref), 10 * tolerances(w, ActivationBits::k16, x, 1).rounding[0]) << quant::traits(t).name;
+    EXPECT_GT(std::fabs(fast - ref), 10 * tolerances(w, ActivationBits::k16, x, 1).rounding[0])
+        << quant::traits(t).name;
   }
 }
 
@@ -271,7 +275,8 @@ TEST(Matmul, BatchAndThreadInvariant) {
       std::vector<float> batched(n * rows), single(rows), two(n * rows);
       matmul(w, x.data(), n, batched.data(), pool1, bits);
       matmul(w, x.data(), n, two.data(), pool2, bits);
-      EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4)) << quant::traits(t).name;
+      EXPECT_EQ(0, std::memcmp(batched.data(), two.data(), batched.size() * 4))
+          << quant::traits(t).name;
       for (std::size_t c = 0; c < n; ++c) {
         matmul(w, x.data() + c * cols, 1, single.data(), pool2, bits);
         // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit-identical floats wanted
@@ -284,9 +289,9 @@ TEST(Matmul, BatchAndThreadInvariant) {
 
 TEST(Matmul, RejectsBadShapesAndTypes) {
   std::vector<std::uint8_t> bytes(18 * 4);
-  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 48), Error);   // cols % 32
-  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 3, 64), Error);   // too few bytes
-  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 1, 64), Error);   // too many bytes
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 48), Error);  // cols % 32
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 3, 64), Error);  // too few bytes
+  EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 1, 64), Error);  // too many bytes
   EXPECT_THROW(WeightMatrix::prepare(TensorType::IQ2_XXS, bytes, 1, 256), Error);
   EXPECT_NO_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 64));
 }

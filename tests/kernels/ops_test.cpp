@@ -1,6 +1,8 @@
 // tests/kernels/ops_test.cpp: vectorized element-wise ops (and their forced
 // scalar fallbacks) against the *_ref oracles, over sizes that exercise every
 // tail length and pointers misaligned by one float.
+#include "kernels/ops.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
-#include "kernels/ops.h"
 
 namespace folio::kernels {
 namespace {
@@ -56,7 +57,8 @@ TEST(Ops, Rope) {
         for (std::size_t pos : {0, 1, 17, 4095, 100000}) {
           const auto x = randv(3 * hd, rng);
           each_variant([&](std::size_t off, Isa isa) {
-            std::vector<float> ref(x.begin() + static_cast<long>(off), x.begin() + static_cast<long>(off + 3 * hd));
+            std::vector<float> ref(x.begin() + static_cast<long>(off),
+                                   x.begin() + static_cast<long>(off + 3 * hd));
             std::vector<float> got = ref;
             rope_ref(ref.data(), 3, hd, rot, pos, 10000.0f, 1.0f, neox);
             rope(got.data(), 3, hd, rot, pos, 10000.0f, 1.0f, neox);
@@ -113,7 +115,8 @@ TEST(Ops, Softmax) {
     auto x = randv(n, rng, 5.0f);
     x.at(n / 3) = -1e30f;  // effectively masked
     each_variant([&](std::size_t off, Isa isa) {
-      std::vector<float> ref(x.begin() + static_cast<long>(off), x.begin() + static_cast<long>(off + n));
+      std::vector<float> ref(x.begin() + static_cast<long>(off),
+                             x.begin() + static_cast<long>(off + n));
       std::vector<float> got = ref;
       softmax_ref(ref.data(), n);
       softmax(got.data(), n);
@@ -132,7 +135,8 @@ TEST(Ops, Add) {
   for (std::size_t n : kSizes) {
     const auto x = randv(n, rng), y0 = randv(n, rng);
     each_variant([&](std::size_t off, Isa) {
-      std::vector<float> ref(y0.begin() + static_cast<long>(off), y0.begin() + static_cast<long>(off + n));
+      std::vector<float> ref(y0.begin() + static_cast<long>(off),
+                             y0.begin() + static_cast<long>(off + n));
       std::vector<float> got = ref;
       add_ref(ref.data(), x.data() + off, n);
       add(got.data(), x.data() + off, n);

@@ -22,18 +22,30 @@ namespace folio::kernels::testing {
 inline std::vector<std::size_t> fp16_field_offsets(gguf::TensorType type) {
   using T = gguf::TensorType;
   switch (type) {
-    case T::Q4_0: return {offsetof(quant::BlockQ4_0, d)};
-    case T::Q4_1: return {offsetof(quant::BlockQ4_1, d), offsetof(quant::BlockQ4_1, m)};
-    case T::Q5_0: return {offsetof(quant::BlockQ5_0, d)};
-    case T::Q5_1: return {offsetof(quant::BlockQ5_1, d), offsetof(quant::BlockQ5_1, m)};
-    case T::Q8_0: return {offsetof(quant::BlockQ8_0, d)};
-    case T::Q2_K: return {offsetof(quant::BlockQ2_K, d), offsetof(quant::BlockQ2_K, dmin)};
-    case T::Q3_K: return {offsetof(quant::BlockQ3_K, d)};
-    case T::Q4_K: return {offsetof(quant::BlockQ4_K, d), offsetof(quant::BlockQ4_K, dmin)};
-    case T::Q5_K: return {offsetof(quant::BlockQ5_K, d), offsetof(quant::BlockQ5_K, dmin)};
-    case T::Q6_K: return {offsetof(quant::BlockQ6_K, d)};
-    case T::F16: return {0};
-    default: return {};
+    case T::Q4_0:
+      return {offsetof(quant::BlockQ4_0, d)};
+    case T::Q4_1:
+      return {offsetof(quant::BlockQ4_1, d), offsetof(quant::BlockQ4_1, m)};
+    case T::Q5_0:
+      return {offsetof(quant::BlockQ5_0, d)};
+    case T::Q5_1:
+      return {offsetof(quant::BlockQ5_1, d), offsetof(quant::BlockQ5_1, m)};
+    case T::Q8_0:
+      return {offsetof(quant::BlockQ8_0, d)};
+    case T::Q2_K:
+      return {offsetof(quant::BlockQ2_K, d), offsetof(quant::BlockQ2_K, dmin)};
+    case T::Q3_K:
+      return {offsetof(quant::BlockQ3_K, d)};
+    case T::Q4_K:
+      return {offsetof(quant::BlockQ4_K, d), offsetof(quant::BlockQ4_K, dmin)};
+    case T::Q5_K:
+      return {offsetof(quant::BlockQ5_K, d), offsetof(quant::BlockQ5_K, dmin)};
+    case T::Q6_K:
+      return {offsetof(quant::BlockQ6_K, d)};
+    case T::F16:
+      return {0};
+    default:
+      return {};
   }
 }
 

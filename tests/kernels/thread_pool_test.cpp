@@ -1,4 +1,6 @@
 // tests/kernels/thread_pool_test.cpp: partition contract of ThreadPool.
+#include "kernels/thread_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/thread_pool.h"
 
 namespace folio::kernels {
 namespace {
@@ -40,7 +41,8 @@ TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
 TEST(ThreadPool, StdFunctionAndGrainOverloads) {
   ThreadPool pool(2);
   std::atomic<std::size_t> sum{0};
-  const std::function<void(std::size_t, std::size_t, int)> fn = [&](std::size_t b, std::size_t e, int) {
+  const std::function<void(std::size_t, std::size_t, int)> fn = [&](std::size_t b, std::size_t e,
+                                                                    int) {
     for (std::size_t i = b; i < e; ++i) sum += i;
   };
   pool.parallel_for(100, fn);
@@ -94,7 +96,8 @@ TEST(ThreadPool, BackToBackJobsWithSleepsNeverStall) {
     for (long it = 0; it < 300000; ++it) {
       const std::size_t n = 1 + static_cast<std::size_t>(it * 7919 % 40);
       std::atomic<long> sum{0};
-      pool.parallel_for(n, [&](std::size_t b, std::size_t e, int) { sum += static_cast<long>(e - b); });
+      pool.parallel_for(
+          n, [&](std::size_t b, std::size_t e, int) { sum += static_cast<long>(e - b); });
       covered += sum.load();
       expected += static_cast<long>(n);
       if (it % 3000 == 0) std::this_thread::sleep_for(std::chrono::microseconds(400 + it % 300));
@@ -108,7 +111,9 @@ TEST(ThreadPool, BackToBackJobsWithSleepsNeverStall) {
   EXPECT_TRUE(run.get());
 }
 
-TEST(ThreadPool, RejectsZeroThreads) { EXPECT_THROW(ThreadPool(0), Error); }
+TEST(ThreadPool, RejectsZeroThreads) {
+  EXPECT_THROW(ThreadPool(0), Error);
+}
 
 }  // namespace
 }  // namespace folio::kernels

@@ -52,8 +52,7 @@ TEST(LatencyStats, TtftTpotItlE2eOnHandComputedRequests) {
   // B: start 1, chunks 1.2 1.6, end 1.6, 2 tokens: TTFT 200, E2E 600, TPOT 400, ITL 400.
   // C: start 2, one chunk 2.05, end 2.05, 1 token: TTFT 50, E2E 50, no TPOT, no ITL.
   const std::vector<RequestRecord> rs = {rec(0, {.1, .15, .25, .30}, .30, 4),
-                                         rec(1, {1.2, 1.6}, 1.6, 2),
-                                         rec(2, {2.05}, 2.05, 1)};
+                                         rec(1, {1.2, 1.6}, 1.6, 2), rec(2, {2.05}, 2.05, 1)};
   const Summary s = summarize(rs, 4.0, {});
   EXPECT_EQ(s.completed, 3u);
   EXPECT_EQ(s.failed, 0u);
@@ -108,8 +107,7 @@ TEST(LatencyStats, OutputSourceAndLengthMismatches) {
 TEST(LatencyStats, GoodputCountsRequestsMeetingEverySlo) {
   // TTFT 100/200/50 ms, TPOT 66.7/400/0 ms, E2E 300/600/50 ms over 2 s.
   const std::vector<RequestRecord> rs = {rec(0, {.1, .15, .25, .30}, .30, 4),
-                                         rec(1, {1.2, 1.6}, 1.6, 2),
-                                         rec(2, {2.05}, 2.05, 1)};
+                                         rec(1, {1.2, 1.6}, 1.6, 2), rec(2, {2.05}, 2.05, 1)};
   EXPECT_DOUBLE_EQ(*summarize(rs, 2.0, parse_goodput({"ttft:150"})).request_goodput, 1.0);
   EXPECT_DOUBLE_EQ(*summarize(rs, 2.0, parse_goodput({"tpot:100"})).request_goodput, 1.0);
   EXPECT_DOUBLE_EQ(*summarize(rs, 2.0, parse_goodput({"ttft:100", "e2el:250"})).request_goodput,

@@ -14,11 +14,14 @@ TEST(OpenAiStream, CompletionChunksAndUsage) {
   OpenAiStreamReader rd(r);
   EXPECT_FALSE(rd.on_event(R"({"choices":[{"index":0,"text":"a","finish_reason":null}]})", 1.0));
   EXPECT_FALSE(rd.on_event(R"({"choices":[{"index":0,"text":"","finish_reason":null}]})", 1.5));
-  EXPECT_FALSE(rd.on_event(R"({"choices":[{"index":0,"text":"b","finish_reason":"length"}],"usage":null})", 2.0));
-  EXPECT_FALSE(rd.on_event(R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}})", 2.1));
+  EXPECT_FALSE(rd.on_event(
+      R"({"choices":[{"index":0,"text":"b","finish_reason":"length"}],"usage":null})", 2.0));
+  EXPECT_FALSE(rd.on_event(
+      R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}})", 2.1));
   EXPECT_TRUE(rd.on_event("[DONE]", 2.2));
   rd.finish();
-  EXPECT_EQ(r.chunk_times, (std::vector<double>{1.0, 2.0}));  // the empty-text chunk is not a token chunk
+  EXPECT_EQ(r.chunk_times,
+            (std::vector<double>{1.0, 2.0}));  // the empty-text chunk is not a token chunk
   EXPECT_TRUE(r.usage_reported);
   EXPECT_EQ(r.output_tokens, 3);
   EXPECT_EQ(r.prompt_tokens, 5);

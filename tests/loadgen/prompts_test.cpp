@@ -83,7 +83,8 @@ std::string write_temp(const std::string& text) {
 
 TEST(Prompts, DatasetTextAndIds) {
   const auto path = write_temp(
-      "{\"prompt\": \"hello\", \"max_tokens\": 4}\n\n{\"prompt\": [1, 2, 3]}\n{\"prompt\": \"x\"}\n");
+      "{\"prompt\": \"hello\", \"max_tokens\": 4}\n\n{\"prompt\": [1, 2, 3]}\n{\"prompt\": "
+      "\"x\"}\n");
   const auto all = dataset_prompts(path, 100, 16);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].prompt, "hello");

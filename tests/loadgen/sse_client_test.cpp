@@ -32,7 +32,8 @@ class ScriptedServer {
  public:
   explicit ScriptedServer(std::function<Script(const std::string&)> respond,
                           std::chrono::milliseconds pause = std::chrono::milliseconds(5))
-      : respond_(std::move(respond)), pause_(pause),
+      : respond_(std::move(respond)),
+        pause_(pause),
         acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)) {
     thread_ = std::thread([this] { accept_loop(); });
   }
@@ -87,7 +88,8 @@ class ScriptedServer {
 
   void serve(tcp::socket& s) {
     const int live = ++live_;
-    for (int m = max_live_; live > m && !max_live_.compare_exchange_weak(m, live);) {}
+    for (int m = max_live_; live > m && !max_live_.compare_exchange_weak(m, live);) {
+    }
     const std::string req = read_request(s);
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -130,9 +132,11 @@ Script good_stream() {
   std::string body;
   for (const char* t : {"a", "b", "c"})
     body += chunk(std::string("data: {\"choices\":[{\"text\":\"") + t + "\"}]}\n\n");
-  body += chunk("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3}}\n\n");
+  body +=
+      chunk("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3}}\n\n");
   body += chunk("data: [DONE]\n\n") + "0\r\n\r\n";
-  Script s = {"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"};
+  Script s = {
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"};
   for (std::size_t at = 0; at < body.size(); at += 23) s.push_back(body.substr(at, 23));
   return s;
 }
@@ -207,7 +211,8 @@ TEST(SseClient, StreamWithoutDoneFails) {
 
 TEST(SseClient, NotAnEventStreamFails) {
   ScriptedServer srv([](const std::string&) {
-    return Script{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"};
+    return Script{
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"};
   });
   const RequestRecord r = post_one(srv.url());
   EXPECT_FALSE(r.ok);
@@ -245,8 +250,8 @@ TEST(SseClient, ParsesBaseUrls) {
   EXPECT_EQ(b.port, "80");
   EXPECT_EQ(b.prefix, "/api");
   EXPECT_EQ(parse_base_url("http://[::1]:9000").host, "::1");
-  for (const char* bad : {"https://x", "localhost:8000", "http://", "http://h:", "http://h:99999",
-                          "http://h:8a"})
+  for (const char* bad :
+       {"https://x", "localhost:8000", "http://", "http://h:", "http://h:99999", "http://h:8a"})
     EXPECT_THROW(parse_base_url(bad), Error) << bad;
 }
 

@@ -34,11 +34,16 @@ const std::string kStream =
     "data:\n\n"
     "data: [DONE]\n\n";
 
-const std::vector<std::string> kEvents = {
-    "{\"choices\":[{\"text\":\"Hel\"}]}", "{\"choices\":[{\"text\":\"lo\"}]}", "no-space",
-    "line one\nline two", "", "[DONE]"};
+const std::vector<std::string> kEvents = {"{\"choices\":[{\"text\":\"Hel\"}]}",
+                                          "{\"choices\":[{\"text\":\"lo\"}]}",
+                                          "no-space",
+                                          "line one\nline two",
+                                          "",
+                                          "[DONE]"};
 
-TEST(SseParser, WholeStream) { EXPECT_EQ(parse_sse(kStream), kEvents); }
+TEST(SseParser, WholeStream) {
+  EXPECT_EQ(parse_sse(kStream), kEvents);
+}
 
 TEST(SseParser, EverySingleSplitPointGivesTheSameEvents) {
   for (std::size_t i = 0; i <= kStream.size(); ++i)

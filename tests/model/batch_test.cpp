@@ -19,8 +19,8 @@ using Tokens = std::vector<TokenId>;
 
 // Two prompts of different lengths (ids from the SmolLM2 vocabulary) and
 // the tokens fed after them.
-const Tokens kA = {504, 1345, 3458, 282, 1249, 314, 253, 1867, 2618, 30, 378, 1345, 8, 216,
-                   1084, 32, 2564, 11, 1070, 253, 2565, 28, 2221, 282, 260, 1250, 28};
+const Tokens kA = {504,  1345, 3458, 282, 1249, 314, 253,  1867, 2618, 30,  378, 1345, 8, 216,
+                   1084, 32,   2564, 11,  1070, 253, 2565, 28,   2221, 282, 260, 1250, 28};
 const Tokens kB = {19556, 28, 940, 359, 346, 47};
 const Tokens kNextA = {339, 5277, 30, 1040};
 const Tokens kNextB = {314, 1345, 2810, 28};
@@ -103,9 +103,13 @@ void check_precision(model::Precision precision) {
   }
 }
 
-TEST(ModelBatch, FastSequencesTogetherEqualEachAlone) { check_precision(model::Precision::kFast); }
+TEST(ModelBatch, FastSequencesTogetherEqualEachAlone) {
+  check_precision(model::Precision::kFast);
+}
 
-TEST(ModelBatch, RefSequencesTogetherEqualEachAlone) { check_precision(model::Precision::kRef); }
+TEST(ModelBatch, RefSequencesTogetherEqualEachAlone) {
+  check_precision(model::Precision::kRef);
+}
 
 TEST(ModelBatch, MalformedBatchIsRejectedBeforeTouchingTheCache) {
   Fixture f(model::Precision::kFast);

@@ -125,10 +125,11 @@ Summary summarize(const RunResult& r) {
 }
 
 void report(const char* what, const Summary& s) {
-  std::printf("[fidelity] %s: %zu positions, max|dlogit| %.3g, top-1 %zu/%zu (%.2f%%), "
-              "mean KL %.3g, max KL %.3g\n",
-              what, s.n, s.max_abs, s.top1, s.n, 100.0 * static_cast<double>(s.top1) / s.n,
-              s.mean_kl, s.max_kl);
+  std::printf(
+      "[fidelity] %s: %zu positions, max|dlogit| %.3g, top-1 %zu/%zu (%.2f%%), "
+      "mean KL %.3g, max KL %.3g\n",
+      what, s.n, s.max_abs, s.top1, s.n, 100.0 * static_cast<double>(s.top1) / s.n, s.mean_kl,
+      s.max_kl);
 }
 
 // Folio's argmax at the positions that choose the greedy tokens equals HF's tokens.
@@ -160,9 +161,8 @@ TEST(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
   const Summary s = summarize(result(model::Precision::kFast));
   report("fast", s);
   const double top1 = static_cast<double>(s.top1) / static_cast<double>(s.n);
-  std::printf("[fidelity] issue target (top-1 >= %.0f%%, mean KL <= %.0e): %s\n",
-              100 * kTargetTop1, kTargetMeanKl,
-              top1 >= kTargetTop1 && s.mean_kl <= kTargetMeanKl ? "met" : "NOT met");
+  std::printf("[fidelity] issue target (top-1 >= %.0f%%, mean KL <= %.0e): %s\n", 100 * kTargetTop1,
+              kTargetMeanKl, top1 >= kTargetTop1 && s.mean_kl <= kTargetMeanKl ? "met" : "NOT met");
   EXPECT_GE(top1, kFastMinTop1);
   EXPECT_LE(s.mean_kl, kFastMaxMeanKl);
 }
@@ -190,9 +190,9 @@ TEST(ModelFidelity, GoldenCoversTheRequiredPrompts) {
   const auto& g = golden();
   EXPECT_GE(g.cases.size(), 8u);
   for (const char* name : {"english_long", "code_python", "chinese", "chatml"}) {
-    EXPECT_TRUE(std::any_of(g.cases.begin(), g.cases.end(),
-                            [&](const test::GoldenCase& c) { return c.name == name; }))
-        << name;
+    EXPECT_TRUE(std::any_of(g.cases.begin(), g.cases.end(), [&](const test::GoldenCase& c) {
+      return c.name == name;
+    })) << name;
   }
 }
 

@@ -26,7 +26,9 @@ ModelConfig config(const std::string& type, double factor) {
   return c;
 }
 
-double plain(std::size_t i) { return std::pow(10000.0, -static_cast<double>(2 * i) / 64.0); }
+double plain(std::size_t i) {
+  return std::pow(10000.0, -static_cast<double>(2 * i) / 64.0);
+}
 
 TEST(RopeTable, NoneAndLinear) {
   const RopeTable none = rope_table(config("none", 1.0));
@@ -60,7 +62,8 @@ TEST(RopeTable, UnsupportedScalingIsRefusedByName) {
     (void)rope_table(config("longrope", 4.0));
     FAIL() << "longrope accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'longrope' is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'longrope' is not supported"), std::string::npos)
+        << e.what();
   }
   ModelConfig c = config("yarn", 4.0);
   c.rope_scaling.original_context = 0;

@@ -1,11 +1,11 @@
 // Log-probabilities against a direct double-precision log_softmax.
+#include "sampling/logprobs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "sampling/logprobs.h"
 
 namespace folio::sampling {
 namespace {

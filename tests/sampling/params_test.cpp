@@ -61,7 +61,12 @@ TEST(SamplingParams, RejectsOutOfRange) {
   expect_rejected([](auto& p) { p.logit_bias = {{3, 101.0f}}; }, "logit_bias");
   expect_rejected([](auto& p) { p.max_tokens = 0; }, "max_tokens");
   expect_rejected([](auto& p) { p.min_tokens = -1; }, "min_tokens");
-  expect_rejected([](auto& p) { p.max_tokens = 4; p.min_tokens = 5; }, "min_tokens");
+  expect_rejected(
+      [](auto& p) {
+        p.max_tokens = 4;
+        p.min_tokens = 5;
+      },
+      "min_tokens");
   expect_rejected([](auto& p) { p.stop = {""}; }, "stop");
   expect_rejected([](auto& p) { p.stop = std::vector<std::string>(17, "x"); }, "stop");
   expect_rejected([](auto& p) { p.stop = {std::string(2000, 'x')}; }, "stop");

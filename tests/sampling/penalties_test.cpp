@@ -1,10 +1,10 @@
 // Arithmetic of the logit steps, checked value by value.
+#include "sampling/penalties.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "sampling/penalties.h"
 
 namespace folio::sampling {
 namespace {

@@ -1,6 +1,8 @@
 // The Sampler end to end on hand-made logits: greedy, chain composition,
 // seeded reproducibility, min_tokens, and a chi-square test that draws follow
 // the intended distribution.
+#include "sampling/sampler.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "sampling/sampler.h"
 
 namespace folio::sampling {
 namespace {
@@ -54,8 +55,7 @@ TEST(Sampler, ChainOrderAndNoOpStepsSkipped) {
   p.min_tokens = 2;
   Sampler s(p, 5, kEos, kNoTokens);
   EXPECT_EQ(names(s), (std::vector<std::string>{"logit_bias", "min_tokens", "repetition_penalty",
-                                                "top_k", "temperature", "top_p", "min_p",
-                                                "dist"}));
+                                                "top_k", "temperature", "top_p", "min_p", "dist"}));
   Sampler plain(SamplingParams{}, 5, kEos, kNoTokens);
   EXPECT_EQ(names(plain), (std::vector<std::string>{"dist"}));
 }
@@ -138,7 +138,10 @@ TEST(Sampler, FixedSeedGivesFixedFirstTokens) {
     TokenId pick = 7;
     for (int t = 0; t < 8; ++t) {
       cum += double(std::exp(l[static_cast<std::size_t>(t)] - m));
-      if (u < cum) { pick = t; break; }
+      if (u < cum) {
+        pick = t;
+        break;
+      }
     }
     want.push_back(pick);
   }

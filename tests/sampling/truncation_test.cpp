@@ -1,13 +1,13 @@
 // Truncation steps: hand-made distributions with known answers, plus a
 // 50k-token random vocabulary checked against a brute-force full sort.
+#include "sampling/truncation.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "sampling/truncation.h"
 
 namespace folio::sampling {
 namespace {
@@ -56,9 +56,12 @@ TEST(Truncation, TopKTiesBrokenByLowerId) {
 }
 
 TEST(Truncation, TopPKeepsMinimalSetWithMassP) {
-  struct Case { float p; std::vector<TokenId> want; };
-  for (const Case& k : {Case{0.4f, {2}}, Case{0.75f, {2, 1}}, Case{0.81f, {2, 1, 3}},
-                        Case{0.96f, {2, 1, 3, 0}}}) {
+  struct Case {
+    float p;
+    std::vector<TokenId> want;
+  };
+  for (const Case& k :
+       {Case{0.4f, {2}}, Case{0.75f, {2, 1}}, Case{0.81f, {2, 1, 3}}, Case{0.96f, {2, 1, 3, 0}}}) {
     Candidates c = from_probs(kProbs);
     apply_top_p(c, k.p);
     EXPECT_EQ(ids(c), k.want) << "p=" << k.p;

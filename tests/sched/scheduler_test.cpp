@@ -266,7 +266,8 @@ TEST(Scheduler, ForkedSamplesShareThePromptAndCopyOnWrite) {
   EXPECT_EQ(p2.requests[2].block_ids, (V{0, 1}));  // last holder writes in place
   h.run_to_completion();
   for (std::int32_t k = 0; k < 3; ++k)
-    EXPECT_EQ(h.out[SeqId{a.value() + static_cast<std::uint64_t>(k)}].tokens, reference_output(pa, 3, k, never_stop))
+    EXPECT_EQ(h.out[SeqId{a.value() + static_cast<std::uint64_t>(k)}].tokens,
+              reference_output(pa, 3, k, never_stop))
         << k;
   EXPECT_NE(h.out[a].tokens, h.out[c1].tokens);
 }

@@ -7,11 +7,13 @@ namespace {
 using nlohmann::json;
 
 TEST_F(ServerTest, ChatRendersTemplateAndAnswers) {
-  const json messages = {{{"role", "system"}, {"content", "Be brief."}},
-                         {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "Hi "}},
-                                                         {{"type", "text"}, {"text", "there"}}}}},
-                         {{"role", "assistant"}, {"content", nullptr}}};
-  const auto r = post("/v1/chat/completions", {{"messages", messages}, {"max_completion_tokens", 4}});
+  const json messages = {
+      {{"role", "system"}, {"content", "Be brief."}},
+      {{"role", "user"},
+       {"content", {{{"type", "text"}, {"text", "Hi "}}, {{"type", "text"}, {"text", "there"}}}}},
+      {{"role", "assistant"}, {"content", nullptr}}};
+  const auto r =
+      post("/v1/chat/completions", {{"messages", messages}, {"max_completion_tokens", 4}});
   ASSERT_EQ(r.status, 200) << r.body;
   const json j = body_json(r);
   EXPECT_EQ(j["object"], "chat.completion");
@@ -20,8 +22,10 @@ TEST_F(ServerTest, ChatRendersTemplateAndAnswers) {
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["message"]["content"], script_text(4));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
-  const std::string rendered = "<|system|>Be brief.\n<|user|>Hi there\n<|assistant|>\n<|assistant|>";
-  const auto expected = test_tokenizer().encode(rendered, {.add_special = false, .parse_special = true});
+  const std::string rendered =
+      "<|system|>Be brief.\n<|user|>Hi there\n<|assistant|>\n<|assistant|>";
+  const auto expected =
+      test_tokenizer().encode(rendered, {.add_special = false, .parse_special = true});
   EXPECT_EQ(engine_->submitted().back().prompt, expected);
   EXPECT_EQ(j["usage"]["prompt_tokens"], expected.size());
   EXPECT_EQ(j["usage"]["completion_tokens"], 4);
@@ -30,22 +34,29 @@ TEST_F(ServerTest, ChatRendersTemplateAndAnswers) {
 TEST_F(ServerTest, ChatTemplateOverrideAndMissingTemplate) {
   // A model without a template (and no --chat-template) refuses chat clearly.
   model_->chat_template.reset();
-  const auto r = post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}});
+  const auto r =
+      post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}});
   EXPECT_EQ(r.status, 400);
-  EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("--chat-template"), std::string::npos);
+  EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("--chat-template"),
+            std::string::npos);
   // --chat-template given as text replaces the model's.
-  const auto src = chat_template_source("{{ messages[0]['content'] }}!", std::string_view("ignored"));
+  const auto src =
+      chat_template_source("{{ messages[0]['content'] }}!", std::string_view("ignored"));
   ASSERT_TRUE(src);
   model_->chat_template.emplace(*src);
-  ASSERT_EQ(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "yo"}}}},
-                                          {"max_tokens", 1}}).status, 200);
+  ASSERT_EQ(post("/v1/chat/completions",
+                 {{"messages", {{{"role", "user"}, {"content", "yo"}}}}, {"max_tokens", 1}})
+                .status,
+            200);
   EXPECT_EQ(engine_->submitted().back().prompt, test_tokenizer().encode("yo!"));
 }
 
 TEST_F(ServerTest, ChatLogprobsShape) {
-  const json j = body_json(post("/v1/chat/completions",
-                                {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"max_tokens", 2},
-                                 {"logprobs", true}, {"top_logprobs", 3}}));
+  const json j =
+      body_json(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}},
+                                              {"max_tokens", 2},
+                                              {"logprobs", true},
+                                              {"top_logprobs", 3}}));
   const json& content = j["choices"][0]["logprobs"]["content"];
   ASSERT_EQ(content.size(), 2u);
   const std::string piece = test_tokenizer().token_to_piece(script_[0]);
@@ -58,7 +69,8 @@ TEST_F(ServerTest, ChatLogprobsShape) {
 
 TEST_F(ServerTest, ChatTemplateErrorsAre400) {
   model_->chat_template.emplace("{{ raise_exception('roles must alternate') }}");
-  const auto r = post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}});
+  const auto r =
+      post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}});
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("roles must alternate"),
             std::string::npos);

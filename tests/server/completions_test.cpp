@@ -49,7 +49,8 @@ TEST_F(ServerTest, PromptForms) {
   EXPECT_EQ(j["usage"]["prompt_tokens"], ids.size());
   EXPECT_EQ(engine_->submitted().back().prompt, ids);
   // list of token-id lists
-  j = body_json(post("/v1/completions", {{"prompt", {ids, std::vector<TokenId>{5}}}, {"max_tokens", 2}}));
+  j = body_json(
+      post("/v1/completions", {{"prompt", {ids, std::vector<TokenId>{5}}}, {"max_tokens", 2}}));
   ASSERT_EQ(j["choices"].size(), 2u);
   EXPECT_EQ(j["usage"]["prompt_tokens"], ids.size() + 1);
   EXPECT_EQ(j["usage"]["completion_tokens"], 4);
@@ -61,7 +62,8 @@ TEST_F(ServerTest, PromptForms) {
 }
 
 TEST_F(ServerTest, EchoAndSuffix) {
-  const json j = body_json(post("/v1/completions", {{"prompt", "Echo me"}, {"max_tokens", 3}, {"echo", true}}));
+  const json j = body_json(
+      post("/v1/completions", {{"prompt", "Echo me"}, {"max_tokens", 3}, {"echo", true}}));
   EXPECT_EQ(j["choices"][0]["text"], "Echo me" + script_text(3));
   const auto r = post("/v1/completions", {{"prompt", "x"}, {"suffix", "y"}});
   EXPECT_EQ(r.status, 400);
@@ -73,7 +75,8 @@ TEST_F(ServerTest, NSamplesAreIndependentChoices) {
   ASSERT_EQ(j["choices"].size(), 3u);
   for (int s = 0; s < 3; ++s) {
     EXPECT_EQ(j["choices"][s]["index"], s);
-    EXPECT_EQ(j["choices"][s]["text"], script_text(4, static_cast<std::size_t>(s)));  // fake: offset s
+    EXPECT_EQ(j["choices"][s]["text"],
+              script_text(4, static_cast<std::size_t>(s)));  // fake: offset s
   }
   EXPECT_EQ(j["usage"]["completion_tokens"], 12);
   EXPECT_EQ(engine_->submitted().back().n, 3);
@@ -81,10 +84,13 @@ TEST_F(ServerTest, NSamplesAreIndependentChoices) {
 
 TEST_F(ServerTest, StopStringsTruncateAndFinishStop) {
   // " Hello world. The" -> stop at "d. T" (spans tokens); output ends before it.
-  json j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 10}, {"stop", "d. T"}}));
+  json j =
+      body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 10}, {"stop", "d. T"}}));
   EXPECT_EQ(j["choices"][0]["text"], " Hello worl");
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-  j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 10}, {"stop", {"zzz", "world"}},
+  j = body_json(post("/v1/completions", {{"prompt", "x"},
+                                         {"max_tokens", 10},
+                                         {"stop", {"zzz", "world"}},
                                          {"include_stop_str_in_output", true}}));
   EXPECT_EQ(j["choices"][0]["text"], " Hello world");
   EXPECT_EQ(engine_->live(), 0u);  // finish_sample released the request
@@ -92,8 +98,8 @@ TEST_F(ServerTest, StopStringsTruncateAndFinishStop) {
 
 TEST_F(ServerTest, StopTokenIsCountedNotRendered) {
   const TokenId third = script_[2];
-  const json j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 10},
-                                                    {"stop_token_ids", {third}}}));
+  const json j = body_json(
+      post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 10}, {"stop_token_ids", {third}}}));
   EXPECT_EQ(j["choices"][0]["text"], script_text(2));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(j["usage"]["completion_tokens"], 3);
@@ -106,17 +112,29 @@ TEST_F(ServerTest, EosStopsUnlessIgnored) {
   json j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 5}}));
   EXPECT_EQ(j["choices"][0]["text"], script_text(1));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-  j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 5}, {"ignore_eos", true}}));
+  j = body_json(
+      post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 5}, {"ignore_eos", true}}));
   EXPECT_EQ(j["choices"][0]["text"], script_text(5));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
 }
 
 TEST_F(ServerTest, SamplingParametersReachTheEngine) {
-  const json body = {{"prompt", "x"}, {"max_tokens", 4}, {"temperature", 0.5}, {"top_p", 0.9},
-                     {"top_k", 7}, {"min_p", 0.1}, {"seed", 42}, {"presence_penalty", 0.5},
-                     {"frequency_penalty", -0.5}, {"repetition_penalty", 1.1},
-                     {"logit_bias", {{"5", -100}, {"6", 2.5}}}, {"min_tokens", 2}, {"ignore_eos", true},
-                     {"stop_token_ids", {9}}, {"user", "u"}, {"some_unknown_field", {1, 2}}};
+  const json body = {{"prompt", "x"},
+                     {"max_tokens", 4},
+                     {"temperature", 0.5},
+                     {"top_p", 0.9},
+                     {"top_k", 7},
+                     {"min_p", 0.1},
+                     {"seed", 42},
+                     {"presence_penalty", 0.5},
+                     {"frequency_penalty", -0.5},
+                     {"repetition_penalty", 1.1},
+                     {"logit_bias", {{"5", -100}, {"6", 2.5}}},
+                     {"min_tokens", 2},
+                     {"ignore_eos", true},
+                     {"stop_token_ids", {9}},
+                     {"user", "u"},
+                     {"some_unknown_field", {1, 2}}};
   ASSERT_EQ(post("/v1/completions", body).status, 200);
   const auto submitted = engine_->submitted();
   const auto& p = submitted.back().params;
@@ -142,19 +160,23 @@ TEST_F(ServerTest, ContextLengthErrorsSayTheNumbers) {
   ASSERT_EQ(r.status, 400);
   const std::string msg = body_json(r)["error"]["message"];
   EXPECT_NE(msg.find("maximum context length is 256 tokens"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("'max_tokens' or 'max_completion_tokens' is too large: 10."), std::string::npos)
+  EXPECT_NE(msg.find("'max_tokens' or 'max_completion_tokens' is too large: 10."),
+            std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("your request has 250 input tokens (10 > 256 - 250)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("your request has 250 input tokens (10 > 256 - 250)"), std::string::npos)
+      << msg;
   r = post("/v1/completions", {{"prompt", std::vector<TokenId>(256, 5)}});
   ASSERT_EQ(r.status, 400);
-  EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("256 input tokens"), std::string::npos);
+  EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("256 input tokens"),
+            std::string::npos);
   // Without max_tokens the completion may fill the context.
   ASSERT_EQ(post("/v1/completions", {{"prompt", long_prompt}}).status, 200);
   EXPECT_EQ(engine_->submitted().back().params.max_tokens, 6);
 }
 
 TEST_F(ServerTest, CompletionLogprobs) {
-  const json j = body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 3}, {"logprobs", 2}}));
+  const json j =
+      body_json(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 3}, {"logprobs", 2}}));
   const json& lp = j["choices"][0]["logprobs"];
   ASSERT_EQ(lp["tokens"].size(), 3u);
   EXPECT_EQ(lp["tokens"][0], test_tokenizer().token_to_piece(script_[0]));

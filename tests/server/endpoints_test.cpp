@@ -78,7 +78,8 @@ TEST_F(ServerTest, UnknownModelIs404) {
   expect_error(r, 404);
   EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("gpt-4"), std::string::npos);
   // An alias from --served-model-name is served and echoed back.
-  const auto ok = post("/v1/completions", {{"model", "alias"}, {"prompt", "hi"}, {"max_tokens", 2}});
+  const auto ok =
+      post("/v1/completions", {{"model", "alias"}, {"prompt", "hi"}, {"max_tokens", 2}});
   ASSERT_EQ(ok.status, 200);
   EXPECT_EQ(body_json(ok)["model"], "alias");
 }
@@ -108,22 +109,39 @@ TEST_F(ServerTest, ApiKeyFromEnvironment) {
 
 TEST_F(ServerTest, BadBodiesAre400NeverCrash) {
   const std::vector<std::string> bodies = {
-      "", "{", "[]", "null", "42", "{\"prompt\": }", "{\"prompt\": \"\xff\xfe\"}",  // invalid UTF-8
-      std::string(200, '[') + std::string(200, ']'),                                  // deep nesting
+      "",
+      "{",
+      "[]",
+      "null",
+      "42",
+      "{\"prompt\": }",
+      "{\"prompt\": \"\xff\xfe\"}",                   // invalid UTF-8
+      std::string(200, '[') + std::string(200, ']'),  // deep nesting
       "{\"a\":" + std::string(100, '{') + std::string(100, '}') + "}",
       "{\"prompt\": \"hi\", \"max_tokens\": 1e400}",
       "{\"prompt\": \"hi\", \"max_tokens\": 123456789012345678901234567890}",
-      "{\"prompt\": \"hi\", \"max_tokens\": -1}", "{\"prompt\": \"hi\", \"max_tokens\": 2.5}",
-      "{\"prompt\": \"hi\", \"temperature\": \"hot\"}", "{\"prompt\": \"hi\", \"temperature\": -1}",
-      "{\"prompt\": \"hi\", \"top_p\": 0}", "{\"prompt\": \"hi\", \"n\": 0}",
-      "{\"prompt\": \"hi\", \"n\": 100000}", "{\"prompt\": \"hi\", \"stop\": 5}",
-      "{\"prompt\": \"hi\", \"stop\": [\"\"]}", "{\"prompt\": \"hi\", \"logit_bias\": {\"x\": 1}}",
-      "{\"prompt\": \"hi\", \"logit_bias\": {\"1\": 1000}}", "{\"prompt\": \"hi\", \"seed\": \"s\"}",
-      "{\"prompt\": \"hi\", \"stop_token_ids\": [-1]}", "{\"prompt\": [1, \"a\"]}",
-      "{\"prompt\": [[1], \"a\"]}", "{\"prompt\": [99999999]}", "{\"prompt\": {}}",
-      "{\"prompt\": \"hi\", \"stream\": \"yes\"}", "{\"prompt\": \"hi\", \"stream_options\": {}}",
+      "{\"prompt\": \"hi\", \"max_tokens\": -1}",
+      "{\"prompt\": \"hi\", \"max_tokens\": 2.5}",
+      "{\"prompt\": \"hi\", \"temperature\": \"hot\"}",
+      "{\"prompt\": \"hi\", \"temperature\": -1}",
+      "{\"prompt\": \"hi\", \"top_p\": 0}",
+      "{\"prompt\": \"hi\", \"n\": 0}",
+      "{\"prompt\": \"hi\", \"n\": 100000}",
+      "{\"prompt\": \"hi\", \"stop\": 5}",
+      "{\"prompt\": \"hi\", \"stop\": [\"\"]}",
+      "{\"prompt\": \"hi\", \"logit_bias\": {\"x\": 1}}",
+      "{\"prompt\": \"hi\", \"logit_bias\": {\"1\": 1000}}",
+      "{\"prompt\": \"hi\", \"seed\": \"s\"}",
+      "{\"prompt\": \"hi\", \"stop_token_ids\": [-1]}",
+      "{\"prompt\": [1, \"a\"]}",
+      "{\"prompt\": [[1], \"a\"]}",
+      "{\"prompt\": [99999999]}",
+      "{\"prompt\": {}}",
+      "{\"prompt\": \"hi\", \"stream\": \"yes\"}",
+      "{\"prompt\": \"hi\", \"stream_options\": {}}",
       "{\"prompt\": \"hi\", \"min_tokens\": 10, \"max_tokens\": 5}",
-      "{\"prompt\": \"hi\", \"presence_penalty\": 3}", "{\"prompt\": \"hi\", \"repetition_penalty\": 0}",
+      "{\"prompt\": \"hi\", \"presence_penalty\": 3}",
+      "{\"prompt\": \"hi\", \"repetition_penalty\": 0}",
   };
   for (const auto& b : bodies) {
     HttpClient c(port_);
@@ -132,11 +150,16 @@ TEST_F(ServerTest, BadBodiesAre400NeverCrash) {
     expect_error(r, 400);
   }
   const std::vector<std::string> chat_bodies = {
-      "{}", "{\"messages\": []}", "{\"messages\": \"hi\"}", "{\"messages\": [{\"role\": \"wizard\", \"content\": \"x\"}]}",
-      "{\"messages\": [{\"content\": \"x\"}]}", "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}",
+      "{}",
+      "{\"messages\": []}",
+      "{\"messages\": \"hi\"}",
+      "{\"messages\": [{\"role\": \"wizard\", \"content\": \"x\"}]}",
+      "{\"messages\": [{\"content\": \"x\"}]}",
+      "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}",
       "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}",
       "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"top_logprobs\": 2}",
-      "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true, \"top_logprobs\": 21}",
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true, "
+      "\"top_logprobs\": 21}",
   };
   for (const auto& b : chat_bodies) {
     HttpClient c(port_);
@@ -153,20 +176,19 @@ TEST_F(ServerTest, MetricsExposeVllmNamesAndStages) {
   EXPECT_EQ(r.headers.at("content-type").rfind("text/plain; version=0.0.4", 0), 0u);
   const std::string& m = r.body;
   const std::string lbl = "model_name=\"test-model\"";
-  for (const char* name : {"folio:num_requests_running{", "folio:num_requests_waiting{",
-                           "folio:kv_cache_usage_perc{", "folio:prefix_cache_queries_total{",
-                           "folio:prefix_cache_hits_total{", "folio:num_preemptions_total{",
-                           "folio:time_to_first_token_seconds_bucket{",
-                           "folio:inter_token_latency_seconds_count{",
-                           "folio:e2e_request_latency_seconds_sum{",
-                           "folio:request_queue_time_seconds_count{",
-                           "folio:request_prefill_time_seconds_count{",
-                           "folio:request_decode_time_seconds_count{"}) {
+  for (const char* name :
+       {"folio:num_requests_running{", "folio:num_requests_waiting{", "folio:kv_cache_usage_perc{",
+        "folio:prefix_cache_queries_total{", "folio:prefix_cache_hits_total{",
+        "folio:num_preemptions_total{", "folio:time_to_first_token_seconds_bucket{",
+        "folio:inter_token_latency_seconds_count{", "folio:e2e_request_latency_seconds_sum{",
+        "folio:request_queue_time_seconds_count{", "folio:request_prefill_time_seconds_count{",
+        "folio:request_decode_time_seconds_count{"}) {
     EXPECT_NE(m.find(name), std::string::npos) << name;
   }
   const std::size_t prompt = test_tokenizer().encode("hi", {.add_special = true}).size();
   EXPECT_NE(m.find("folio:prompt_tokens_total{" + lbl + "} " + std::to_string(prompt) + "\n"),
-            std::string::npos) << m;
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("folio:generation_tokens_total{" + lbl + "} 3\n"), std::string::npos);
   EXPECT_NE(m.find("folio:request_success_total{finished_reason=\"length\"," + lbl + "} 1\n"),
             std::string::npos);
@@ -174,9 +196,10 @@ TEST_F(ServerTest, MetricsExposeVllmNamesAndStages) {
   EXPECT_NE(m.find("folio:time_to_first_token_seconds_bucket{le=\"+Inf\"," + lbl + "} 1\n"),
             std::string::npos);
   EXPECT_NE(m.find("folio:prefix_cache_hits_total{" + lbl + "} 25\n"), std::string::npos);
-  for (const char* stage : {"tokenize", "schedule", "attention", "ffn", "sampling", "detokenize",
-                            "model_load"}) {
-    EXPECT_NE(m.find("folio:stage_seconds_total{" + lbl + ",stage=\"" + stage + "\"}"), std::string::npos)
+  for (const char* stage :
+       {"tokenize", "schedule", "attention", "ffn", "sampling", "detokenize", "model_load"}) {
+    EXPECT_NE(m.find("folio:stage_seconds_total{" + lbl + ",stage=\"" + stage + "\"}"),
+              std::string::npos)
         << stage;
   }
   EXPECT_NE(m.find("stage=\"ffn\"} 2\n"), std::string::npos);

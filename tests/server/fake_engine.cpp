@@ -112,20 +112,24 @@ RequestOutput FakeEngine::step(Live& l, bool& finished) {
     if (l.abort || l.finish_requested.contains(s)) {
       d.finish = l.abort ? FinishReason::kAbort : FinishReason::kStop;
     } else {
-      const std::size_t pos = (static_cast<std::size_t>(l.generated[si]) + si) % opts_.script.size();
+      const std::size_t pos =
+          (static_cast<std::size_t>(l.generated[si]) + si) % opts_.script.size();
       const TokenId tok = opts_.script[pos];
       d.token_ids.push_back(tok);
       const std::int32_t count = ++l.generated[si];
       if (p.logprobs) {
         sampling::Logprobs lp{{tok, -0.5f}, {}};
-        for (std::int32_t k = 0; k < *p.logprobs; ++k) lp.top.push_back({tok + k, -0.5f - static_cast<float>(k)});
+        for (std::int32_t k = 0; k < *p.logprobs; ++k)
+          lp.top.push_back({tok + k, -0.5f - static_cast<float>(k)});
         d.logprobs.push_back(lp);
       }
       const bool stop_tok = std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), tok) !=
                                 p.stop_token_ids.end() ||
                             (opts_.eos && tok == *opts_.eos && !p.ignore_eos);
-      if (count >= p.min_tokens && stop_tok) d.finish = FinishReason::kStop;
-      else if (count >= *p.max_tokens) d.finish = FinishReason::kLength;
+      if (count >= p.min_tokens && stop_tok)
+        d.finish = FinishReason::kStop;
+      else if (count >= *p.max_tokens)
+        d.finish = FinishReason::kLength;
     }
     if (d.finish != FinishReason::kNone) l.done[si] = true;
     item.samples.push_back(std::move(d));
@@ -134,8 +138,8 @@ RequestOutput FakeEngine::step(Live& l, bool& finished) {
   finished = std::all_of(l.done.begin(), l.done.end(), [](bool b) { return b; });
   if (finished) {
     item.finished = true;
-    item.timing = engine::RequestTiming{l.first_scheduled - l.req.arrival_time, l.first_token - l.first_scheduled,
-                                now - l.first_token};
+    item.timing = engine::RequestTiming{l.first_scheduled - l.req.arrival_time,
+                                        l.first_token - l.first_scheduled, now - l.first_token};
   }
   return item;
 }

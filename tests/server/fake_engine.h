@@ -26,13 +26,13 @@ namespace folio::server::testing {
 
 using engine::EngineClient;
 using engine::EngineRequest;
-using engine::RequestId;
 using engine::EngineStats;
 using engine::OutputChannel;
+using engine::RequestId;
 using engine::RequestOutput;
 
 struct FakeEngineOptions {
-  std::vector<TokenId> script = {1, 2, 3, 4};     // tokens produced in a loop
+  std::vector<TokenId> script = {1, 2, 3, 4};    // tokens produced in a loop
   std::chrono::microseconds step_latency{1000};  // time per engine step
   std::optional<TokenId> eos;                    // EOS id (stops unless ignore_eos)
   std::int32_t cached_tokens = 0;                // reported prefix-cache hit
@@ -54,8 +54,8 @@ class FakeEngine : public EngineClient {
 
   // ---- test hooks ----
   void set_healthy(bool h) { healthy_ = h; }
-  void pause(bool p);                 // paused: no steps (requests stay in flight)
-  std::size_t live() const;           // requests not yet finished
+  void pause(bool p);        // paused: no steps (requests stay in flight)
+  std::size_t live() const;  // requests not yet finished
   std::vector<EngineRequest> submitted() const;
   std::set<RequestId> aborted() const;  // ids whose abort freed a live request
   // Waits until `count` live requests have been aborted (true) or timeout.

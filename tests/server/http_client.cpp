@@ -32,7 +32,9 @@ HttpClient::HttpClient(std::uint16_t port) {
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-HttpClient::~HttpClient() { close(); }
+HttpClient::~HttpClient() {
+  close();
+}
 
 void HttpClient::close() {
   if (fd_ >= 0) ::close(fd_);
@@ -53,7 +55,8 @@ HttpResponse HttpClient::request(const std::string& method, const std::string& p
   std::string req = method + " " + path + " HTTP/1.1\r\nHost: localhost\r\n";
   for (const auto& h : headers) req += h + "\r\n";
   if (!body.empty() || method == "POST") {
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    req +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   }
   req += "\r\n" + body;
   send(req);
@@ -100,11 +103,13 @@ std::optional<HttpResponse> HttpClient::read_response(std::chrono::milliseconds 
   std::size_t pos = head.find("\r\n");
   while (pos != std::string::npos && pos + 2 < head.size()) {
     const std::size_t next = head.find("\r\n", pos + 2);
-    const std::string line = head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+    const std::string line =
+        head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
     const auto colon = line.find(':');
     if (colon != std::string::npos) {
       std::string name = line.substr(0, colon);
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
     }
     pos = next;
@@ -121,7 +126,8 @@ std::optional<HttpResponse> HttpClient::read_response(std::chrono::milliseconds 
       if (size == 0) break;
     }
   } else {
-    const std::size_t len = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
+    const std::size_t len =
+        r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
     if (!read_bytes(len, deadline)) return std::nullopt;
     r.body = buf_.substr(0, len);
     r.raw_body = r.body;
@@ -160,8 +166,10 @@ std::vector<std::string> sse_payloads(const std::string& body) {
     const std::size_t end = body.find("\n\n", pos);
     if (end == std::string::npos) break;
     const std::string ev = body.substr(pos, end - pos);
-    if (ev.rfind("data: ", 0) == 0) out.push_back(ev.substr(6));
-    else out.push_back("<malformed:" + ev + ">");
+    if (ev.rfind("data: ", 0) == 0)
+      out.push_back(ev.substr(6));
+    else
+      out.push_back("<malformed:" + ev + ">");
     pos = end + 2;
   }
   if (pos != body.size()) out.push_back("<trailing:" + body.substr(pos) + ">");

@@ -30,10 +30,11 @@ class HttpClient {
 
   void send(const std::string& bytes);  // raw bytes
   // Sends one request (keep-alive) and reads its response.
-  HttpResponse request(const std::string& method, const std::string& path, const std::string& body = "",
-                       const std::vector<std::string>& headers = {});
+  HttpResponse request(const std::string& method, const std::string& path,
+                       const std::string& body = "", const std::vector<std::string>& headers = {});
   // Reads one response; nullopt when the peer closed first or on timeout.
-  std::optional<HttpResponse> read_response(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  std::optional<HttpResponse> read_response(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Reads until at least `min_bytes` more arrived (or timeout); returns them.
   std::string read_some(std::size_t min_bytes, std::chrono::milliseconds timeout);
   // True when the server closes the connection within `timeout`.

@@ -1,8 +1,9 @@
 // tests/server/json_fields_test.cpp: bounded parsing and typed field access.
+#include "server/json_fields.h"
+
 #include <gtest/gtest.h>
 
 #include "server/api_error.h"
-#include "server/json_fields.h"
 
 namespace folio::server {
 namespace {

@@ -16,12 +16,14 @@ TEST_F(ServerTest, BodyTooLargeIs413) {
   cfg.max_body_bytes = 1000;
   restart(cfg, default_engine());
   HttpClient c(port_);
-  const auto r = c.request("POST", "/v1/completions", json{{"prompt", std::string(5000, 'a')}}.dump());
+  const auto r =
+      c.request("POST", "/v1/completions", json{{"prompt", std::string(5000, 'a')}}.dump());
   EXPECT_EQ(r.status, 413);
   EXPECT_EQ(json::parse(r.body)["error"]["code"], 413);
   EXPECT_TRUE(c.wait_closed(2s));
   // Just under the limit is fine.
-  EXPECT_EQ(post("/v1/completions", {{"prompt", std::string(900, 'a')}, {"max_tokens", 1}}).status, 200);
+  EXPECT_EQ(post("/v1/completions", {{"prompt", std::string(900, 'a')}, {"max_tokens", 1}}).status,
+            200);
 }
 
 TEST_F(ServerTest, HeaderTooLargeIs431) {
@@ -62,8 +64,11 @@ TEST_F(ServerTest, FullAdmissionQueueAnswers429AtOnce) {
     ASSERT_TRUE(rr);
     EXPECT_EQ(rr->status, 200);
   }
-  EXPECT_EQ(post("/v1/completions", {{"prompt", {"a", "b", "c", "d", "e"}}, {"max_tokens", 1}}).status, 429);
-  EXPECT_EQ(post("/v1/completions", {{"prompt", {"a", "b", "c", "d"}}, {"max_tokens", 1}}).status, 200);
+  EXPECT_EQ(
+      post("/v1/completions", {{"prompt", {"a", "b", "c", "d", "e"}}, {"max_tokens", 1}}).status,
+      429);
+  EXPECT_EQ(post("/v1/completions", {{"prompt", {"a", "b", "c", "d"}}, {"max_tokens", 1}}).status,
+            200);
 }
 
 TEST_F(ServerTest, IdleConnectionIsClosed) {
@@ -138,7 +143,8 @@ TEST_F(ServerTest, RunServerReturnsZeroOnSigterm) {
   engine_ = std::make_unique<FakeEngine>(default_engine());
   std::promise<std::uint16_t> listening;
   auto done = std::async(std::launch::async, [&] {
-    return run_server(cfg_, *engine_, *model_, *log_, [&](std::uint16_t p) { listening.set_value(p); });
+    return run_server(cfg_, *engine_, *model_, *log_,
+                      [&](std::uint16_t p) { listening.set_value(p); });
   });
   const std::uint16_t port = listening.get_future().get();
   HttpClient c(port);

@@ -1,7 +1,7 @@
 // tests/server/metrics_test.cpp: Prometheus text rendering.
-#include <gtest/gtest.h>
-
 #include "server/metrics.h"
+
+#include <gtest/gtest.h>
 
 namespace folio::server {
 namespace {

@@ -9,7 +9,8 @@ namespace folio::server::testing {
 
 const tokenizer::Tokenizer& test_tokenizer() {
   static const tokenizer::Tokenizer tok = [] {
-    const std::string path = std::string(FOLIO_SHARED_DIR) + "/tokenizer-vectors/ggml-vocab-gpt-2.gguf";
+    const std::string path =
+        std::string(FOLIO_SHARED_DIR) + "/tokenizer-vectors/ggml-vocab-gpt-2.gguf";
     return tokenizer::Tokenizer::from_gguf(gguf::GgufFile::open(path));
   }();
   return tok;
@@ -45,8 +46,8 @@ void ServerTest::TearDown() {
 void ServerTest::restart(ServerConfig cfg, FakeEngineOptions opts) {
   TearDown();
   cfg_ = std::move(cfg);
-  model_ = std::make_unique<ModelContext>(
-      make_model_context(test_tokenizer(), cfg_.served_model_name, "/models/test.gguf", 256, kTestTemplate));
+  model_ = std::make_unique<ModelContext>(make_model_context(
+      test_tokenizer(), cfg_.served_model_name, "/models/test.gguf", 256, kTestTemplate));
   model_->load_seconds = 0.75;
   opts.limits.vocab_size = static_cast<std::int32_t>(test_tokenizer().vocab().size());
   engine_ = std::make_unique<FakeEngine>(std::move(opts));

@@ -3,12 +3,12 @@
 // vectors as its tokenizer and a small chat template.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "fake_engine.h"
 #include "http_client.h"
@@ -27,7 +27,8 @@ inline constexpr const char* kTestTemplate =
     "{% if add_generation_prompt %}<|assistant|>{% endif %}";
 
 // Text the fake engine produces by default, one GPT-2 token per word piece.
-inline constexpr const char* kScriptText = " Hello world. The quick brown fox jumps over the lazy dog.";
+inline constexpr const char* kScriptText =
+    " Hello world. The quick brown fox jumps over the lazy dog.";
 
 class ServerTest : public ::testing::Test {
  protected:

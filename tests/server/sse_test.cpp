@@ -1,7 +1,7 @@
 // tests/server/sse_test.cpp: SSE and chunked framing.
-#include <gtest/gtest.h>
-
 #include "server/sse.h"
+
+#include <gtest/gtest.h>
 
 namespace folio::server {
 namespace {

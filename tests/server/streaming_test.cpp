@@ -25,7 +25,8 @@ std::vector<json> events(const HttpResponse& r) {
 }
 
 TEST_F(ServerTest, CompletionStreamMatchesNonStream) {
-  const auto evs = events(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 6}, {"stream", true}}));
+  const auto evs =
+      events(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 6}, {"stream", true}}));
   std::string text;
   std::string id;
   for (std::size_t i = 0; i < evs.size(); ++i) {
@@ -42,9 +43,11 @@ TEST_F(ServerTest, CompletionStreamMatchesNonStream) {
 }
 
 TEST_F(ServerTest, ChatStreamFirstChunkCarriesRoleAndUsageComesLast) {
-  const auto evs = events(post("/v1/chat/completions",
-                               {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"max_tokens", 4},
-                                {"stream", true}, {"stream_options", {{"include_usage", true}}}}));
+  const auto evs =
+      events(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}},
+                                           {"max_tokens", 4},
+                                           {"stream", true},
+                                           {"stream_options", {{"include_usage", true}}}}));
   ASSERT_GE(evs.size(), 3u);
   EXPECT_EQ(evs[0]["object"], "chat.completion.chunk");
   EXPECT_EQ(evs[0]["choices"][0]["delta"]["role"], "assistant");
@@ -60,14 +63,14 @@ TEST_F(ServerTest, ChatStreamFirstChunkCarriesRoleAndUsageComesLast) {
   const json& usage = evs.back();
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["completion_tokens"], 4);
-  EXPECT_EQ(usage["usage"]["total_tokens"],
-            usage["usage"]["prompt_tokens"].get<int>() + 4);
+  EXPECT_EQ(usage["usage"]["total_tokens"], usage["usage"]["prompt_tokens"].get<int>() + 4);
 }
 
 TEST_F(ServerTest, StreamNeverLeaksStopStringPrefix) {
   // Stop "fox jumps" spans tokens; " fox" must never be sent before the match.
-  const auto evs = events(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 20}, {"stream", true},
-                                                   {"stop", "fox jumps"}}));
+  const auto evs =
+      events(post("/v1/completions",
+                  {{"prompt", "x"}, {"max_tokens", 20}, {"stream", true}, {"stop", "fox jumps"}}));
   std::string text;
   for (const auto& e : evs) {
     const std::string t = e["choices"][0]["text"];
@@ -79,8 +82,9 @@ TEST_F(ServerTest, StreamNeverLeaksStopStringPrefix) {
 }
 
 TEST_F(ServerTest, StreamWithNChoicesAndEcho) {
-  const auto evs = events(post("/v1/completions", {{"prompt", "P"}, {"max_tokens", 3}, {"n", 2},
-                                                   {"echo", true}, {"stream", true}}));
+  const auto evs = events(
+      post("/v1/completions",
+           {{"prompt", "P"}, {"max_tokens", 3}, {"n", 2}, {"echo", true}, {"stream", true}}));
   std::string text[2];
   for (const auto& e : evs) text[e["choices"][0]["index"].get<int>()] += e["choices"][0]["text"];
   EXPECT_EQ(text[0], "P" + script_text(3, 0));
@@ -90,7 +94,8 @@ TEST_F(ServerTest, StreamWithNChoicesAndEcho) {
 TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   HttpClient c(port_);
   for (int i = 0; i < 3; ++i) {
-    auto r = c.request("POST", "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 2}, {"stream", i == 1}}.dump());
+    auto r = c.request("POST", "/v1/completions",
+                       json{{"prompt", "x"}, {"max_tokens", 2}, {"stream", i == 1}}.dump());
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.headers.at("connection"), "keep-alive");
     r = c.request("GET", "/v1/models");
@@ -101,8 +106,9 @@ TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
 TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   HttpClient c(port_);
   const std::string body = json{{"prompt", "x"}, {"max_tokens", 3}}.dump();
-  const std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   c.send(req + "GET /version HTTP/1.1\r\nHost: x\r\n\r\n");
   auto a = c.read_response();
   ASSERT_TRUE(a);
@@ -132,8 +138,9 @@ TEST_F(ServerTest, DisconnectMidStreamAbortsWithinOneStep) {
   EXPECT_LE(engine_->steps() - steps_before, 3u);
   EXPECT_EQ(engine_->live(), 0u);
   const auto m = get("/metrics").body;
-  EXPECT_NE(m.find("folio:request_success_total{finished_reason=\"abort\",model_name=\"test-model\"} 1"),
-            std::string::npos);
+  EXPECT_NE(
+      m.find("folio:request_success_total{finished_reason=\"abort\",model_name=\"test-model\"} 1"),
+      std::string::npos);
 }
 
 TEST_F(ServerTest, DisconnectDuringNonStreamRequestAborts) {
@@ -156,10 +163,12 @@ TEST_F(ServerTest, SixtyFourConcurrentStreamingClients) {
     threads.emplace_back([&, i] {
       HttpClient c(port_);
       const int n = 5 + i % 7;
-      json body = i % 2 ? json{{"prompt", "x"}} : json{{"messages", {{{"role", "user"}, {"content", "x"}}}}};
+      json body = i % 2 ? json{{"prompt", "x"}}
+                        : json{{"messages", {{{"role", "user"}, {"content", "x"}}}}};
       body["max_tokens"] = n;
       body["stream"] = true;
-      const auto r = c.request("POST", i % 2 ? "/v1/completions" : "/v1/chat/completions", body.dump());
+      const auto r =
+          c.request("POST", i % 2 ? "/v1/completions" : "/v1/chat/completions", body.dump());
       const auto ps = sse_payloads(r.body);
       std::string text;
       for (std::size_t k = 0; k + 1 < ps.size(); ++k) {
@@ -167,7 +176,9 @@ TEST_F(ServerTest, SixtyFourConcurrentStreamingClients) {
         text += i % 2 ? e["choices"][0]["text"].get<std::string>()
                       : e["choices"][0]["delta"].value("content", "");
       }
-      if (r.status == 200 && ps.back() == "[DONE]" && text == script_text(static_cast<std::size_t>(n))) ++ok;
+      if (r.status == 200 && ps.back() == "[DONE]" &&
+          text == script_text(static_cast<std::size_t>(n)))
+        ++ok;
     });
   }
   for (auto& t : threads) t.join();

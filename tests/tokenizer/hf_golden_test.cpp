@@ -2,9 +2,9 @@
 // vocabularies: every case of tests/data/tokenizer/*.jsonl (written by
 // tools/gen_tokenizer_goldens.py) must encode and decode exactly as HF does.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "test_util.h"
@@ -28,8 +28,7 @@ TEST_P(HfGoldenTest, EveryCaseMatchesHuggingFace) {
   ASSERT_TRUE(file_exists(model)) << model
                                   << " is missing: run scripts/setup to download the models";
   const std::string golden = source_dir() + "/tests/data/tokenizer/" + GetParam().golden;
-  ASSERT_TRUE(file_exists(golden)) << golden
-                                   << " is missing: run tools/gen_tokenizer_goldens.py";
+  ASSERT_TRUE(file_exists(golden)) << golden << " is missing: run tools/gen_tokenizer_goldens.py";
   const Tokenizer tok = load_tokenizer(model);
   Tokenizer::Session session(tok);
 
@@ -77,14 +76,14 @@ TEST_P(HfGoldenTest, EveryCaseMatchesHuggingFace) {
   EXPECT_EQ(failures, 0) << "of " << n << " cases";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, HfGoldenTest,
-    ::testing::Values(GoldenFile{"smollm2.jsonl", "SmolLM2-135M-Instruct.Q4_1.gguf"},
-                      GoldenFile{"gemma3.jsonl", "gemma-3-270m-q4_k_m.gguf"}),
-    [](const auto& param_info) {
-      std::string n = param_info.param.golden;
-      return n.substr(0, n.find('.'));
-    });
+INSTANTIATE_TEST_SUITE_P(Models, HfGoldenTest,
+                         ::testing::Values(GoldenFile{"smollm2.jsonl",
+                                                      "SmolLM2-135M-Instruct.Q4_1.gguf"},
+                                           GoldenFile{"gemma3.jsonl", "gemma-3-270m-q4_k_m.gguf"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.golden;
+                           return n.substr(0, n.find('.'));
+                         });
 
 }  // namespace
 }  // namespace folio::tokenizer

@@ -11,9 +11,15 @@
 
 namespace folio::tokenizer::testing {
 
-inline std::string shared_dir() { return FOLIO_SHARED_DIR; }
-inline std::string source_dir() { return FOLIO_SOURCE_DIR; }
-inline std::string vectors_dir() { return shared_dir() + "/tokenizer-vectors"; }
+inline std::string shared_dir() {
+  return FOLIO_SHARED_DIR;
+}
+inline std::string source_dir() {
+  return FOLIO_SOURCE_DIR;
+}
+inline std::string vectors_dir() {
+  return shared_dir() + "/tokenizer-vectors";
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -23,7 +29,9 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-inline bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+inline bool file_exists(const std::string& path) {
+  return std::ifstream(path).good();
+}
 
 inline Tokenizer load_tokenizer(const std::string& path) {
   return Tokenizer::from_gguf(gguf::GgufFile::open(path));

@@ -39,12 +39,16 @@ std::string random_bytes(std::mt19937& rng, std::size_t max_len) {
 
 TEST(Utf8, ReplacesMaximalSubparts) {
   // One U+FFFD per maximal ill-formed subpart, as Python's errors="replace".
-  EXPECT_EQ(utf8::to_valid("a\xF0\x9F\x98" "b"), "a\xEF\xBF\xBD" "b");       // truncated emoji
-  EXPECT_EQ(utf8::to_valid("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");         // overlong
-  EXPECT_EQ(utf8::to_valid("\xED\xA0\x80"),                                  // surrogate
+  EXPECT_EQ(utf8::to_valid("a\xF0\x9F\x98"
+                           "b"),
+            "a\xEF\xBF\xBD"
+            "b");                                                     // truncated emoji
+  EXPECT_EQ(utf8::to_valid("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+  EXPECT_EQ(utf8::to_valid("\xED\xA0\x80"),                           // surrogate
             "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(utf8::to_valid("\x80\xFF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(utf8::to_valid("h\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x9A\x80"), "h\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x9A\x80");
+  EXPECT_EQ(utf8::to_valid("h\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x9A\x80"),
+            "h\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x9A\x80");
 }
 
 TEST(PreTokenizer, UnknownNameIsAClearError) {
@@ -94,7 +98,10 @@ TEST(PreTokenizer, FollowsHuggingFaceRegexSemantics) {
   // \s+(?!\S): the last space of a run goes with the next word.
   EXPECT_EQ(split_text("gpt-2", "a   b"), (V{"a", "  ", " b"}));
   // U+0085 (NEL) is whitespace for Oniguruma (HF) though not for PCRE2's \s.
-  EXPECT_EQ(split_text("gpt-2", "a\xC2\x85\xC2\x85" "b"), (V{"a", "\xC2\x85", "\xC2\x85", "b"}));
+  EXPECT_EQ(split_text("gpt-2",
+                       "a\xC2\x85\xC2\x85"
+                       "b"),
+            (V{"a", "\xC2\x85", "\xC2\x85", "b"}));
   // Digits: one by one (StarCoder/SmolLM), up to three (Llama 3), one (Qwen2).
   EXPECT_EQ(split_text("smollm", "x 1234"), (V{"x", " ", "1", "2", "3", "4"}));
   EXPECT_EQ(split_text("llama3", "1234567"), (V{"123", "456", "7"}));
@@ -102,7 +109,10 @@ TEST(PreTokenizer, FollowsHuggingFaceRegexSemantics) {
   // Llama 3 contractions are case-insensitive.
   EXPECT_EQ(split_text("llama3", "I'M"), (V{"I", "'M"}));
   // Invalid bytes stand alone and never reach PCRE2.
-  EXPECT_EQ(split_text("gpt-2", "ab\xFF" "cd"), (V{"ab", "\xFF", "cd"}));
+  EXPECT_EQ(split_text("gpt-2",
+                       "ab\xFF"
+                       "cd"),
+            (V{"ab", "\xFF", "cd"}));
 }
 
 TEST(Encode, AnyBytesRoundTripThroughByteLevelBpe) {
@@ -116,7 +126,8 @@ TEST(Encode, AnyBytesRoundTripThroughByteLevelBpe) {
     const Tokenizer& tok = vocab_tokenizer(name);
     const bool valid_only = std::string_view(name) == "deepseek-llm";
     for (int i = 0; i < 300; ++i) {
-      const std::string s = valid_only ? utf8::to_valid(random_bytes(rng, 80)) : random_bytes(rng, 80);
+      const std::string s =
+          valid_only ? utf8::to_valid(random_bytes(rng, 80)) : random_bytes(rng, 80);
       std::string representable;
       for (char c : s) {
         const auto b = static_cast<unsigned char>(c);

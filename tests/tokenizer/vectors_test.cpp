@@ -81,7 +81,8 @@ INSTANTIATE_TEST_SUITE_P(AllFiles, VectorsTest,
                                            "phi-3"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
-                           for (char& c : n) if (c == '-') c = '_';
+                           for (char& c : n)
+                             if (c == '-') c = '_';
                            return n;
                          });
 

@@ -16,8 +16,8 @@ namespace {
 
 // 32 int32 (each within int8) -> 32 int8 in order.
 void pack_32(const __m256i* v, std::int8_t* q) {
-  const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
-                                         _mm256_packs_epi32(v[2], v[3]));
+  const __m256i p16 =
+      _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
   // packs work per 128-bit lane: restore element order.
   const __m256i p8 = _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), p8);
@@ -39,7 +39,8 @@ int quantize_32(const float* x, float id, std::int8_t* q) {
 float abs_max(const float* x, std::size_t n) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 m = _mm256_setzero_ps();
-  for (std::size_t i = 0; i < n; i += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+  for (std::size_t i = 0; i < n; i += 8)
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   s = _mm_max_ss(s, _mm_movehdup_ps(s));
@@ -71,7 +72,8 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
     __m256i hi[4], lo[4], sum = _mm256_setzero_si256();
     for (int k = 0; k < 4; ++k) {
       const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
-      const __m256i q = _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      const __m256i q =
+          _mm256_cvtps_epi32(_mm256_round_ps(s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
       const __m256 h = _mm256_mul_ps(_mm256_cvtepi32_ps(q), inv_base);
       hi[k] = _mm256_cvtps_epi32(_mm256_round_ps(h, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
       lo[k] = _mm256_sub_epi32(q, _mm256_mullo_epi32(hi[k], base));
@@ -103,8 +105,9 @@ void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
                                            0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
     for (int k = 0; k < 2; ++k) {
       const __m256i p = _mm256_packs_epi32(q[2 * k], q[2 * k + 1]);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(blocks[i].q + 16 * k),
-                          _mm256_shuffle_epi8(_mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)), slots));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(blocks[i].q + 16 * k),
+          _mm256_shuffle_epi8(_mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)), slots));
     }
     blocks[i].d = d;
     blocks[i].s = d * static_cast<float>(hsum_i32(sum));

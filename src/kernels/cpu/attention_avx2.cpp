@@ -34,7 +34,8 @@ void load_tile_f16(const void* src, std::size_t row_bytes, std::size_t nt, std::
     float* d = dst + j * hd;
     std::size_t i = 0;
     for (; i + 8 <= hd; i += 8) {
-      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + i))));
+      _mm256_storeu_ps(d + i,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + i))));
     }
     for (; i < hd; ++i) d[i] = _cvtsh_ss(r[i]);
   }
@@ -47,7 +48,8 @@ void load_tile_i8(const void* src, std::size_t row_bytes, std::size_t nt, std::s
   const auto* s = static_cast<const std::uint8_t*>(src);
   for (std::size_t j = 0; j < nt; ++j) {
     const std::uint8_t* r = s + j * row_bytes;
-    if (j + 8 < nt) _mm_prefetch(reinterpret_cast<const char*>(s + (j + 8) * row_bytes), _MM_HINT_T0);
+    if (j + 8 < nt)
+      _mm_prefetch(reinterpret_cast<const char*>(s + (j + 8) * row_bytes), _MM_HINT_T0);
     float* d = dst + j * hd;
     std::size_t i = 0;
     for (; i + 8 <= hd; i += 8) {
@@ -69,14 +71,14 @@ void load_tile_i8(const void* src, std::size_t row_bytes, std::size_t nt, std::s
 float dot1(const float* q, const float* k, std::size_t hd) {
   __m256 a = _mm256_setzero_ps();
   std::size_t i = 0;
-  for (; i + 8 <= hd; i += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a);
+  for (; i + 8 <= hd; i += 8)
+    a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a);
   float s = avx2::hsum(a);
   for (; i < hd; ++i) s += q[i] * k[i];
   return s;
 }
 
-void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
-            float* s) {
+void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale, float* s) {
   std::size_t j = 0;
   if (hd % 8 == 0) {
     const __m256 vs = _mm256_set1_ps(scale);
@@ -93,8 +95,8 @@ void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, floa
       // hadd tree: t0 = [k0..k3 low halves | k0..k3 high halves], t2 likewise for k4..k7.
       const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
       const __m256 t2 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
-      const __m256 sum = _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20),
-                                       _mm256_permute2f128_ps(t0, t2, 0x31));
+      const __m256 sum =
+          _mm256_add_ps(_mm256_permute2f128_ps(t0, t2, 0x20), _mm256_permute2f128_ps(t0, t2, 0x31));
       _mm256_storeu_ps(s + j, _mm256_mul_ps(sum, vs));
     }
   }
@@ -126,7 +128,8 @@ void accumulate_chunk(const float* p, const float* v, std::size_t nt, std::size_
   for (std::size_t j = 0; j < nt; ++j) {
     const __m256 pj = _mm256_set1_ps(p[j]);
     const float* vj = v + j * hd;
-    for (std::size_t r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8 * r), a[r]);
+    for (std::size_t r = 0; r < R; ++r)
+      a[r] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8 * r), a[r]);
   }
   for (std::size_t r = 0; r < R; ++r) _mm256_storeu_ps(acc + 8 * r, a[r]);
 }
@@ -150,9 +153,12 @@ const AttentionPrims kI8{load_tile_i8, scores, exp_shift, accumulate};
 
 const AttentionPrims& avx2_attention_prims(KvDtype dtype) {
   switch (dtype) {
-    case KvDtype::kF16: return kF16;
-    case KvDtype::kI8: return kI8;
-    case KvDtype::kF32: break;
+    case KvDtype::kF16:
+      return kF16;
+    case KvDtype::kI8:
+      return kI8;
+    case KvDtype::kF32:
+      break;
   }
   return kF32;
 }

@@ -27,7 +27,8 @@ struct AttentionPrims {
 };
 
 // The f32 load_tile (a strided row copy), shared by every ISA.
-void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd, float* dst);
+void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
+                   float* dst);
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype);
 const AttentionPrims& avx2_attention_prims(KvDtype dtype);

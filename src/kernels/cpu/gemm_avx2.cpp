@@ -23,15 +23,24 @@ const GemmKernel* avx2_gemm_kernel(gguf::TensorType type, ActivationBits /*bits*
   static const GemmKernel q2_k = with_avx2_quantizer(TensorType::Q2_K);
   static const GemmKernel q3_k = with_avx2_quantizer(TensorType::Q3_K);
   switch (type) {
-    case TensorType::Q2_K: return &q2_k;
-    case TensorType::Q3_K: return &q3_k;
-    case TensorType::Q4_K: return &avx2::kQ4_K;
-    case TensorType::Q5_K: return &avx2::kQ5_K;
-    case TensorType::Q6_K: return &avx2::kQ6_K;
-    case TensorType::F32: return &avx2::kF32;
-    case TensorType::F16: return &avx2::kF16;
-    case TensorType::BF16: return &avx2::kBF16;
-    default: return nullptr;
+    case TensorType::Q2_K:
+      return &q2_k;
+    case TensorType::Q3_K:
+      return &q3_k;
+    case TensorType::Q4_K:
+      return &avx2::kQ4_K;
+    case TensorType::Q5_K:
+      return &avx2::kQ5_K;
+    case TensorType::Q6_K:
+      return &avx2::kQ6_K;
+    case TensorType::F32:
+      return &avx2::kF32;
+    case TensorType::F16:
+      return &avx2::kF16;
+    case TensorType::BF16:
+      return &avx2::kBF16;
+    default:
+      return nullptr;
   }
 }
 

@@ -15,7 +15,7 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_i16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q8_k(const float* x, std::size_t cols, void* out);
 
-extern const GemmKernel kQ4_K, kQ5_K, kQ6_K;                // gemm_avx2_kquant.cpp
-extern const GemmKernel kF32, kF16, kBF16;                  // gemm_avx2_float.cpp
+extern const GemmKernel kQ4_K, kQ5_K, kQ6_K;  // gemm_avx2_kquant.cpp
+extern const GemmKernel kF32, kF16, kBF16;    // gemm_avx2_float.cpp
 
 }  // namespace folio::kernels::cpu::avx2

@@ -81,15 +81,22 @@ void row_x_cols(const std::uint8_t* w, std::size_t cols, const std::uint8_t* x,
 
 template <class E>
 void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
-          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
-          std::size_t ldy) {
+          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy) {
   for (std::size_t r = 0; r < nr; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     switch (nc) {
-      case 1: row_x_cols<E, 1>(wr, cols, x, x_stride, y + r, ldy); break;
-      case 2: row_x_cols<E, 2>(wr, cols, x, x_stride, y + r, ldy); break;
-      case 3: row_x_cols<E, 3>(wr, cols, x, x_stride, y + r, ldy); break;
-      default: row_x_cols<E, 4>(wr, cols, x, x_stride, y + r, ldy); break;
+      case 1:
+        row_x_cols<E, 1>(wr, cols, x, x_stride, y + r, ldy);
+        break;
+      case 2:
+        row_x_cols<E, 2>(wr, cols, x, x_stride, y + r, ldy);
+        break;
+      case 3:
+        row_x_cols<E, 3>(wr, cols, x, x_stride, y + r, ldy);
+        break;
+      default:
+        row_x_cols<E, 4>(wr, cols, x, x_stride, y + r, ldy);
+        break;
     }
   }
 }

@@ -29,7 +29,9 @@ const BlockQ8_K* act(const std::uint8_t* x, std::size_t x_stride, int c) {
   return reinterpret_cast<const BlockQ8_K*>(x + static_cast<std::size_t>(c) * x_stride);
 }
 
-__m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+__m256i load(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
 
 // Q4_K and Q5_K share everything but the fifth bit.
 template <class Block, int NC>
@@ -99,16 +101,19 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
       const __m256i ql1 = load(b->ql + 64 * h + 32);
       const __m256i qh = load(b->qh + 32 * h);
       const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
-          _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30)),
+          _mm256_or_si256(_mm256_and_si256(ql0, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
+          _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                          _mm256_and_si256(qh, m30)),
           _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
                           _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
       };
       for (int s = 0; s < 4; ++s) {
         const int g = 8 * h + 2 * s;  // 16-value groups g (elements 0..15) and g+1
-        const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(b->scales[g + 1]),
-                                               _mm_set1_epi16(b->scales[g]));
+        const __m256i scale =
+            _mm256_set_m128i(_mm_set1_epi16(b->scales[g + 1]), _mm_set1_epi16(b->scales[g]));
         for (int c = 0; c < NC; ++c) {
           const __m256i qx = load(act(x, x_stride, c)[i].qs + 128 * h + 32 * s);
           const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q[s], qx), scale);
@@ -130,8 +135,8 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
 }
 
 template <class Block, int NC>
-void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
-                std::size_t x_stride, float* y, std::size_t ldy) {
+void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x, std::size_t x_stride,
+                float* y, std::size_t ldy) {
   if constexpr (std::is_same_v<Block, BlockQ6_K>) {
     row_x_cols_q6k<NC>(w, nb, x, x_stride, y, ldy);
   } else {
@@ -141,16 +146,23 @@ void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
 
 template <class Block>
 void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
-          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
-          std::size_t ldy) {
+          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy) {
   const std::size_t nb = cols / quant::kQK_K;
   for (std::size_t r = 0; r < nr; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     switch (nc) {
-      case 1: row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy); break;
-      case 2: row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy); break;
-      case 3: row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy); break;
-      default: row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy); break;
+      case 1:
+        row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      case 2:
+        row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      case 3:
+        row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      default:
+        row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy);
+        break;
     }
   }
 }

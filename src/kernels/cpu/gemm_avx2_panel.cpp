@@ -189,15 +189,18 @@ inline __m256i half_weight() {
 // Q5: adds the 5th bits of chunk t (byte t of each row's hbits word) to the
 // unpacked low- and high-nibble values.
 inline void add_fifth_bits(__m256i hbits, int t, __m256i& lo, __m256i& hi) {
-  const __m256i spread = _mm256_add_epi8(
-      _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
-                       0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12),
-      _mm256_set1_epi8(static_cast<char>(t)));
+  const __m256i spread =
+      _mm256_add_epi8(_mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                       0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12),
+                      _mm256_set1_epi8(static_cast<char>(t)));
   const __m256i b = _mm256_shuffle_epi8(hbits, spread);  // byte 4r+k = row r's byte t
-  const __m256i mlo = _mm256_set1_epi32(0x08040201), mhi = _mm256_set1_epi32(static_cast<int>(0x80402010u));
+  const __m256i mlo = _mm256_set1_epi32(0x08040201),
+                mhi = _mm256_set1_epi32(static_cast<int>(0x80402010u));
   const __m256i bit4 = _mm256_set1_epi8(0x10);
-  lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mlo), mlo), bit4));
-  hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mhi), mhi), bit4));
+  lo =
+      _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mlo), mlo), bit4));
+  hi =
+      _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b, mhi), mhi), bit4));
 }
 
 // Chunk t of a Q4 (or, with kFive, Q5) group against NC activation rows
@@ -250,7 +253,8 @@ inline void q4_half(const std::uint8_t* q, __m256i hbits, const Act* const* xb, 
       i32[c] = kHalf == 0 ? d : _mm256_add_epi32(i32[c], d);
     }
     q4_chunks<NC, kFive>(q, hbits, 2, 4, xq, s16);
-    for (int c = 0; c < NC; ++c) i32[c] = _mm256_add_epi32(i32[c], _mm256_madd_epi16(s16[c], weight));
+    for (int c = 0; c < NC; ++c)
+      i32[c] = _mm256_add_epi32(i32[c], _mm256_madd_epi16(s16[c], weight));
   } else {
     q4_chunks<NC, kFive>(q, hbits, 0, 4, xq, s16);
     for (int c = 0; c < NC; ++c) {
@@ -295,8 +299,8 @@ inline void q8_step(const std::uint8_t* q, int t, const ActQ8Block* const* xb, s
   const __m256i aw = _mm256_sign_epi8(w, w);
   for (int c = 0; c < NC; ++c) {
     const __m256i xs = _mm256_sign_epi8(bcast4(xb[c][i].qs + 4 * t), w);
-    s32[c] = _mm256_add_epi32(s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs),
-                                                        _mm256_set1_epi16(1)));
+    s32[c] = _mm256_add_epi32(
+        s32[c], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, xs), _mm256_set1_epi16(1)));
   }
 }
 
@@ -401,13 +405,20 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
 
 template <template <int> class K>
 void dispatch_nc(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
-                 std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy,
-                 std::size_t nr) {
+                 std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy, std::size_t nr) {
   switch (nc) {
-    case 1: K<1>::run(panel, cols, x, x_stride, y, ldy, nr); break;
-    case 2: K<2>::run(panel, cols, x, x_stride, y, ldy, nr); break;
-    case 3: K<3>::run(panel, cols, x, x_stride, y, ldy, nr); break;
-    default: K<4>::run(panel, cols, x, x_stride, y, ldy, nr); break;
+    case 1:
+      K<1>::run(panel, cols, x, x_stride, y, ldy, nr);
+      break;
+    case 2:
+      K<2>::run(panel, cols, x, x_stride, y, ldy, nr);
+      break;
+    case 3:
+      K<3>::run(panel, cols, x, x_stride, y, ldy, nr);
+      break;
+    default:
+      K<4>::run(panel, cols, x, x_stride, y, ldy, nr);
+      break;
   }
 }
 
@@ -466,45 +477,50 @@ namespace {
 template <class Fmt, template <int> class Kern>
 constexpr PanelKernel panel_kernel_i16() {
   return PanelKernel{ActFormat::kI16_32, avx2::quantize_row_i16_32, 32, Fmt::kGroupBytes,
-                     repack<Fmt>, avx2::dispatch_nc<Kern>};
+                     repack<Fmt>,        avx2::dispatch_nc<Kern>};
 }
 
 // 8-bit activations (every type), and the int8-halves form of 16-bit
 // activations (Q5_0 / Q5_1).
 template <class Fmt, template <int> class Kern>
 constexpr PanelKernel panel_kernel_q8() {
-  return PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes, repack<Fmt>,
-                     avx2::dispatch_nc<Kern>};
+  return PanelKernel{ActFormat::kQ8_32, avx2::quantize_row_q8_32, 32, Fmt::kGroupBytes,
+                     repack<Fmt>,       avx2::dispatch_nc<Kern>};
 }
 template <class Fmt, template <int> class Kern>
 constexpr PanelKernel panel_kernel_q16() {
-  return PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes, repack<Fmt>,
-                     avx2::dispatch_nc<Kern>};
+  return PanelKernel{ActFormat::kQ16_32, avx2::quantize_row_q16_32, 32, Fmt::kGroupBytes,
+                     repack<Fmt>,        avx2::dispatch_nc<Kern>};
 }
 
 }  // namespace
 
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
-  static const PanelKernel table[2][5] = {
-      {panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
-       panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
-       panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
-       panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
-       panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
-      {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
-       panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
-       panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K>(),
-       panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K>(),
-       panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
+  static const PanelKernel table[2][5] = {{panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
+                                           panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
+                                           panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
+                                           panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
+                                           panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
+                                          {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
+                                           panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
+                                           panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K>(),
+                                           panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K>(),
+                                           panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
-    case TensorType::Q4_0: return &row[0];
-    case TensorType::Q4_1: return &row[1];
-    case TensorType::Q5_0: return &row[2];
-    case TensorType::Q5_1: return &row[3];
-    case TensorType::Q8_0: return &row[4];
-    default: return nullptr;
+    case TensorType::Q4_0:
+      return &row[0];
+    case TensorType::Q4_1:
+      return &row[1];
+    case TensorType::Q5_0:
+      return &row[2];
+    case TensorType::Q5_1:
+      return &row[3];
+    case TensorType::Q8_0:
+      return &row[4];
+    default:
+      return nullptr;
   }
 }
 

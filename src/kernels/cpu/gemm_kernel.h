@@ -75,7 +75,9 @@ struct ActI16Block {
   std::int16_t q[32];
 };
 static_assert(sizeof(ActI16Block) == 72);
-constexpr int i16_slot(int j) { return (j & ~3) | ((j & 1) << 1) | ((j >> 1) & 1); }
+constexpr int i16_slot(int j) {
+  return (j & ~3) | ((j & 1) << 1) | ((j >> 1) & 1);
+}
 
 // Converts one row of `cols` floats into the activation format.
 using QuantizeRowFn = void (*)(const float* x, std::size_t cols, void* out);

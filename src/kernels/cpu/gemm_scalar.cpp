@@ -47,7 +47,9 @@ struct Unpacked32 {
   int q[32];
 };
 
-int nib(const std::uint8_t* qs, int j) { return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4; }
+int nib(const std::uint8_t* qs, int j) {
+  return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
+}
 
 Unpacked32 unpack(const quant::BlockQ4_0& b) {
   Unpacked32 u{fp16_to_f32(b.d), 0, {}};
@@ -80,8 +82,12 @@ Unpacked32 unpack(const quant::BlockQ8_0& b) {
 }
 
 // Activation element j of a block as an integer (x = d * act_q).
-int act_q(const ActQ8Block& b, int j) { return b.qs[j]; }
-int act_q(const ActQ16Block& b, int j) { return kActQ16Base * b.hi[j] + b.lo[j]; }
+int act_q(const ActQ8Block& b, int j) {
+  return b.qs[j];
+}
+int act_q(const ActQ16Block& b, int j) {
+  return kActQ16Base * b.hi[j] + b.lo[j];
+}
 
 template <class Block, class Act>
 float row_dot_32(const std::uint8_t* w, const Act* x, std::size_t nb) {
@@ -119,7 +125,9 @@ float row_dot_k(const std::uint8_t* w, const quant::BlockQ8_K* x, std::size_t nb
 template <class E>
 float elem(const std::uint8_t* w, std::size_t j);
 template <>
-float elem<float>(const std::uint8_t* w, std::size_t j) { return load<float>(w + 4 * j); }
+float elem<float>(const std::uint8_t* w, std::size_t j) {
+  return load<float>(w + 4 * j);
+}
 struct F16Tag {};
 struct BF16Tag {};
 template <>
@@ -157,9 +165,9 @@ void tile_k(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::si
             std::size_t ldy) {
   for (std::size_t r = 0; r < nr; ++r) {
     for (std::size_t c = 0; c < nc; ++c) {
-      y[c * ldy + r] = row_dot_k<Block>(
-          w + r * w_stride, reinterpret_cast<const quant::BlockQ8_K*>(x + c * x_stride),
-          cols / quant::kQK_K);
+      y[c * ldy + r] = row_dot_k<Block>(w + r * w_stride,
+                                        reinterpret_cast<const quant::BlockQ8_K*>(x + c * x_stride),
+                                        cols / quant::kQK_K);
     }
   }
 }
@@ -180,8 +188,7 @@ using gguf::TensorType;
 template <class Block>
 constexpr GemmKernel k8_32{ActFormat::kQ8_32, quantize_row_q8_32, tile_32<Block, ActQ8Block>};
 template <class Block>
-constexpr GemmKernel k16_32{ActFormat::kQ16_32, quantize_row_q16_32,
-                            tile_32<Block, ActQ16Block>};
+constexpr GemmKernel k16_32{ActFormat::kQ16_32, quantize_row_q16_32, tile_32<Block, ActQ16Block>};
 
 // The kernel of a 32-value block type for the chosen activation width.
 template <class Block>
@@ -271,31 +278,50 @@ void quantize_row_q8_k(const float* x, std::size_t cols, void* out) {
 
 std::size_t act_row_bytes(ActFormat act, std::size_t cols) {
   switch (act) {
-    case ActFormat::kF32: return cols * sizeof(float);
-    case ActFormat::kQ8_32: return cols / 32 * sizeof(ActQ8Block);
-    case ActFormat::kQ16_32: return cols / 32 * sizeof(ActQ16Block);
-    case ActFormat::kI16_32: return cols / 32 * sizeof(ActI16Block);
-    case ActFormat::kQ8_K: return cols / quant::kQK_K * sizeof(quant::BlockQ8_K);
+    case ActFormat::kF32:
+      return cols * sizeof(float);
+    case ActFormat::kQ8_32:
+      return cols / 32 * sizeof(ActQ8Block);
+    case ActFormat::kQ16_32:
+      return cols / 32 * sizeof(ActQ16Block);
+    case ActFormat::kI16_32:
+      return cols / 32 * sizeof(ActI16Block);
+    case ActFormat::kQ8_K:
+      return cols / quant::kQK_K * sizeof(quant::BlockQ8_K);
   }
   return 0;
 }
 
 const GemmKernel* scalar_gemm_kernel(gguf::TensorType type, ActivationBits bits) {
   switch (type) {
-    case TensorType::Q4_0: return kernel_32<quant::BlockQ4_0>(bits);
-    case TensorType::Q4_1: return kernel_32<quant::BlockQ4_1>(bits);
-    case TensorType::Q5_0: return kernel_32<quant::BlockQ5_0>(bits);
-    case TensorType::Q5_1: return kernel_32<quant::BlockQ5_1>(bits);
-    case TensorType::Q8_0: return kernel_32<quant::BlockQ8_0>(bits);
-    case TensorType::Q2_K: return &kQ2_K;
-    case TensorType::Q3_K: return &kQ3_K;
-    case TensorType::Q4_K: return &kQ4_K;
-    case TensorType::Q5_K: return &kQ5_K;
-    case TensorType::Q6_K: return &kQ6_K;
-    case TensorType::F32: return &kF32;
-    case TensorType::F16: return &kF16;
-    case TensorType::BF16: return &kBF16;
-    default: return nullptr;
+    case TensorType::Q4_0:
+      return kernel_32<quant::BlockQ4_0>(bits);
+    case TensorType::Q4_1:
+      return kernel_32<quant::BlockQ4_1>(bits);
+    case TensorType::Q5_0:
+      return kernel_32<quant::BlockQ5_0>(bits);
+    case TensorType::Q5_1:
+      return kernel_32<quant::BlockQ5_1>(bits);
+    case TensorType::Q8_0:
+      return kernel_32<quant::BlockQ8_0>(bits);
+    case TensorType::Q2_K:
+      return &kQ2_K;
+    case TensorType::Q3_K:
+      return &kQ3_K;
+    case TensorType::Q4_K:
+      return &kQ4_K;
+    case TensorType::Q5_K:
+      return &kQ5_K;
+    case TensorType::Q6_K:
+      return &kQ6_K;
+    case TensorType::F32:
+      return &kF32;
+    case TensorType::F16:
+      return &kF16;
+    case TensorType::BF16:
+      return &kBF16;
+    default:
+      return nullptr;
   }
 }
 

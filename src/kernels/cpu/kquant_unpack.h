@@ -46,7 +46,8 @@ inline void unpack_k(const quant::BlockQ2_K& b, KUnpacked& u) {
     u.sc[g] = b.scales[g] & 0x0F;
     u.mn[g] = b.scales[g] >> 4;
   }
-  for (int i = 0; i < 256; ++i) u.q[i] = (b.qs[32 * (i / 128) + i % 32] >> (2 * ((i / 32) % 4))) & 3;
+  for (int i = 0; i < 256; ++i)
+    u.q[i] = (b.qs[32 * (i / 128) + i % 32] >> (2 * ((i / 32) % 4))) & 3;
 }
 
 inline void unpack_k(const quant::BlockQ3_K& b, KUnpacked& u) {
@@ -80,8 +81,8 @@ inline void unpack_k(const quant::BlockQ5_K& b, KUnpacked& u) {
     u.sc[2 * j + 1] = u.sc[2 * j];
     u.mn[2 * j + 1] = u.mn[2 * j];
     for (int l = 0; l < 32; ++l) {
-      u.q[32 * j + l] = ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0F) |
-                        ((b.qh[l] >> j) & 1) << 4;
+      u.q[32 * j + l] = ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0F) | ((b.qh[l] >> j) & 1)
+                                                                                 << 4;
     }
   }
 }

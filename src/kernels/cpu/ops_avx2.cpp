@@ -1,11 +1,12 @@
 // kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops (exp8 from avx2_util.h);
 // tails (n % 8) go through the same lane code via masked loads and stores.
+#include "kernels/cpu/ops_avx2.h"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cpu/avx2_util.h"
-#include "kernels/cpu/ops_avx2.h"
 
 FOLIO_AVX2_BEGIN
 namespace folio::kernels::cpu::avx2 {
@@ -118,7 +119,8 @@ void softmax(float* x, std::size_t n) {
 void add(float* y, const float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; i += 8) {
     const __m256i m = tail_mask(n - i);
-    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(_mm256_maskload_ps(y + i, m), _mm256_maskload_ps(x + i, m)));
+    _mm256_maskstore_ps(y + i, m,
+                        _mm256_add_ps(_mm256_maskload_ps(y + i, m), _mm256_maskload_ps(x + i, m)));
   }
 }
 

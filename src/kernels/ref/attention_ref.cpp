@@ -28,11 +28,13 @@ std::vector<float> kv_head(const KvPage& page, bool is_k, const AttentionShape& 
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
                    const AttentionShape& shape, float* out) {
   const std::size_t hd = shape.head_dim, group = shape.n_heads / shape.n_kv_heads;
-  const std::size_t first = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  const std::size_t first =
+      shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
   // (page, offset) of every position 0..pos.
   std::vector<std::pair<const KvPage*, std::size_t>> where;
   for (const KvPage& page : pages) {
-    for (std::size_t i = 0; i < page.n_tokens && where.size() <= pos; ++i) where.emplace_back(&page, i);
+    for (std::size_t i = 0; i < page.n_tokens && where.size() <= pos; ++i)
+      where.emplace_back(&page, i);
   }
   FOLIO_CHECK(where.size() == pos + 1, "attention_ref: pages hold too few positions");
   for (std::size_t h = 0; h < shape.n_heads; ++h) {
