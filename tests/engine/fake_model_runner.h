@@ -1,9 +1,9 @@
 // tests/engine/fake_model_runner.h: a deterministic ModelRunner with no model.
 //
-// It plays the runner's side of the step contract for real: it keeps its own
-// block tables from the plan's deltas, runs the COW copies, "stores K/V" by
-// writing (token, position) into the slot of every computed position, and
-// for every logit row reads the sequence's history back *through its block
+// It plays the runner's side of the step contract for real (the KV side is
+// tests/sched/fake_kv_store.h: tables from the plan's deltas, COW copies,
+// (token, position) written into every computed position's slot), and for
+// every logit row reads the sequence's history back *through its block
 // table*. The fake model's next token is a hash of that history, with logits
 // peaked on it (kPeak above a spread of small values), so greedy decoding
 // follows fake_next() exactly and any bookkeeping bug (a shared block
@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../sched/fake_kv_store.h"
 #include "base/error.h"
 #include "engine/model_runner.h"
 
@@ -58,10 +59,7 @@ class FakeModelRunner final : public ModelRunner {
     return 1000 * std::int64_t{block_size};  // a round number for budgets in tests
   }
   std::int64_t init_kv(const KvLayout& layout) override {
-    layout_ = layout;
-    slots_.assign(
-        static_cast<std::size_t>(layout.num_blocks) * static_cast<std::size_t>(layout.block_size),
-        {});
+    kv_.init(layout.num_blocks, layout.block_size);
     return kv_bytes_per_block(layout.block_size, layout.dtype) * layout.num_blocks;
   }
 
@@ -71,33 +69,13 @@ class FakeModelRunner final : public ModelRunner {
       cv_.wait(lock, [&] { return !paused_; });
     }
     ++executes_;
-    for (kv::SeqId id : plan.finished_ids) tables_.erase(id);
-    for (kv::SeqId id : plan.preempted_ids) tables_.erase(id);
-    for (const kv::CowCopy& c : plan.cow_copies)
-      for (std::int32_t i = 0; i < layout_.block_size; ++i) slot(c.dst, i) = slot(c.src, i);
-    for (const sched::ScheduledRequest& s : plan.requests) {
-      auto& table = tables_[s.id];
-      if (s.blocks_from > static_cast<std::int32_t>(table.size())) {
-        errors_.push_back("delta past the end of the runner's table of " + to_string(s.id));
-        continue;
-      }
-      table.resize(static_cast<std::size_t>(s.blocks_from));
-      table.insert(table.end(), s.block_ids.begin(), s.block_ids.end());
-    }
+    kv_.apply(plan);
     if (executes_ == fail_on_) throw Error("injected runner failure");
     logits_.clear();
     for (const sched::ScheduledRequest& s : plan.requests) {
-      const auto& table = tables_[s.id];
-      for (std::int32_t i = 0; i < s.num_tokens(); ++i) {
-        const std::int32_t pos = s.start_pos + i;
-        if (pos / layout_.block_size >= static_cast<std::int32_t>(table.size())) {
-          errors_.push_back("no slot for position " + std::to_string(pos));
-          break;
-        }
-        at(table, pos) = {s.tokens[static_cast<std::size_t>(i)], pos};
-      }
+      kv_.write_tokens(s);
       for (std::int32_t i = s.num_tokens() - s.num_logits; i < s.num_tokens(); ++i)
-        push_row(table, s.start_pos + i);
+        push_row(kv_.history(s.id, s.start_pos + i), s.start_pos + i);
     }
     RunnerOutput out;
     out.logits = logits_;
@@ -114,32 +92,12 @@ class FakeModelRunner final : public ModelRunner {
     cv_.notify_all();
   }
   int executes() const { return executes_; }
-  const std::vector<std::string>& errors() const { return errors_; }
-  std::size_t num_tables() const { return tables_.size(); }
+  const std::vector<std::string>& errors() const { return kv_.errors(); }
+  std::size_t num_tables() const { return kv_.num_tables(); }
 
  private:
-  struct Slot {
-    TokenId token = -1;
-    std::int32_t pos = -1;
-  };
-  Slot& slot(kv::BlockId b, std::int32_t i) {
-    return slots_.at(static_cast<std::size_t>(b) * static_cast<std::size_t>(layout_.block_size) +
-                     static_cast<std::size_t>(i));
-  }
-  Slot& at(const std::vector<kv::BlockId>& table, std::int32_t pos) {
-    return slot(table.at(static_cast<std::size_t>(pos / layout_.block_size)),
-                pos % layout_.block_size);
-  }
-  // Logits after position `last`: history 0..last read through the table.
-  void push_row(const std::vector<kv::BlockId>& table, std::int32_t last) {
-    std::vector<TokenId> history;
-    for (std::int32_t pos = 0; pos <= last; ++pos) {
-      const Slot& sl = at(table, pos);
-      if (sl.pos != pos)
-        errors_.push_back("slot for position " + std::to_string(pos) + " holds position " +
-                          std::to_string(sl.pos));
-      history.push_back(sl.token);
-    }
+  // Logits after position `last`, from its history read through the table.
+  void push_row(const std::vector<TokenId>& history, std::int32_t last) {
     const TokenId next = fake_next(history);
     const std::size_t base = logits_.size();
     logits_.resize(base + kFakeVocab);
@@ -150,11 +108,8 @@ class FakeModelRunner final : public ModelRunner {
   }
 
   std::int64_t context_;
-  KvLayout layout_;
-  std::vector<Slot> slots_;
-  std::unordered_map<kv::SeqId, std::vector<kv::BlockId>> tables_;
+  sched::testing::FakeKvStore kv_;
   std::vector<float> logits_;
-  std::vector<std::string> errors_;
   int executes_ = 0;
   int fail_on_ = -1;
   std::mutex mu_;

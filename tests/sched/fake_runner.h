@@ -1,11 +1,10 @@
 // tests/sched/fake_runner.h: a deterministic stand-in for model + runner.
 //
-// It plays the runner's side of the step contract for real: it keeps its
-// own block tables from the plan's deltas, executes COW copies, "stores
-// K/V" by writing (token, position) into the slot of every computed
-// position, and when a request samples it reads the whole history back
-// *through its block table*. The fake model's next token is a hash of that
-// history, so any bookkeeping bug (a shared block written in place, a wrong
+// It plays the runner's side of the step contract for real (the KV side is
+// fake_kv_store.h: tables from the plan's deltas, COW copies, (token,
+// position) written into the slot of every computed position), and when a
+// request samples it reads the whole history back *through its block table*. The fake model's next
+// token is a hash of that history, so any bookkeeping bug (a shared block written in place, a wrong
 // prefix hit, a lost copy, a stale table) changes the tokens, and the test
 // sees outputs differ from the reference computed straight from the tokens.
 #pragma once
@@ -17,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fake_kv_store.h"
 #include "sched/scheduler_output.h"
 
 namespace folio::sched::testing {
@@ -55,49 +55,22 @@ inline std::vector<TokenId> reference_output(std::vector<TokenId> history, std::
 class FakeRunner {
  public:
   FakeRunner(std::int32_t num_blocks, std::int32_t block_size, StopRule stop = never_stop)
-      : bs_(block_size),
-        slots_(static_cast<std::size_t>(num_blocks) * static_cast<std::size_t>(block_size)),
-        stop_(std::move(stop)) {}
+      : stop_(std::move(stop)) {
+    kv_.init(num_blocks, block_size);
+  }
 
   // Errors seen so far (empty when the plans were consistent).
-  const std::vector<std::string>& errors() const { return errors_; }
-  const std::vector<kv::BlockId>* table(SeqId id) const {
-    auto it = tables_.find(id);
-    return it == tables_.end() ? nullptr : &it->second;
-  }
-  std::size_t num_tables() const { return tables_.size(); }
+  const std::vector<std::string>& errors() const { return kv_.errors(); }
+  const std::vector<kv::BlockId>* table(SeqId id) const { return kv_.table(id); }
+  std::size_t num_tables() const { return kv_.num_tables(); }
 
   ModelRunnerOutput run(const SchedulerOutput& plan) {
-    for (SeqId id : plan.finished_ids) tables_.erase(id);
-    for (SeqId id : plan.preempted_ids) tables_.erase(id);
-    for (const kv::CowCopy& c : plan.cow_copies)
-      for (std::int32_t i = 0; i < bs_; ++i) slot(c.dst, i) = slot(c.src, i);
+    kv_.apply(plan);
     ModelRunnerOutput out;
     for (const ScheduledRequest& s : plan.requests) {
-      auto& table = tables_[s.id];
-      if (s.blocks_from > static_cast<std::int32_t>(table.size())) {
-        errors_.push_back("delta past the end of the runner's table of " + to_string(s.id));
-        continue;
-      }
-      table.resize(static_cast<std::size_t>(s.blocks_from));
-      table.insert(table.end(), s.block_ids.begin(), s.block_ids.end());
-      for (std::int32_t i = 0; i < s.num_tokens(); ++i) {
-        std::int32_t pos = s.start_pos + i;
-        if (pos / bs_ >= static_cast<std::int32_t>(table.size())) {
-          errors_.push_back("no slot for position " + std::to_string(pos));
-          break;
-        }
-        at(table, pos) = {s.tokens[static_cast<std::size_t>(i)], pos};
-      }
+      kv_.write_tokens(s);
       if (!s.sample()) continue;
-      std::vector<TokenId> history;
-      for (std::int32_t pos = 0; pos < s.start_pos + s.num_tokens(); ++pos) {
-        const Slot& sl = at(table, pos);
-        if (sl.pos != pos)
-          errors_.push_back("slot for position " + std::to_string(pos) + " holds position " +
-                            std::to_string(sl.pos));
-        history.push_back(sl.token);
-      }
+      const std::vector<TokenId> history = kv_.history(s.id, s.start_pos + s.num_tokens() - 1);
       RequestResult r{s.id, {}};
       for (std::int32_t k = 0; k < s.num_samples; ++k) {
         TokenId t = fake_next(history, k);
@@ -109,23 +82,8 @@ class FakeRunner {
   }
 
  private:
-  struct Slot {
-    TokenId token = -1;
-    std::int32_t pos = -1;
-  };
-  Slot& slot(kv::BlockId b, std::int32_t i) {
-    return slots_[static_cast<std::size_t>(b) * static_cast<std::size_t>(bs_) +
-                  static_cast<std::size_t>(i)];
-  }
-  Slot& at(const std::vector<kv::BlockId>& table, std::int32_t pos) {
-    return slot(table[static_cast<std::size_t>(pos / bs_)], pos % bs_);
-  }
-
-  std::int32_t bs_;
-  std::vector<Slot> slots_;
+  FakeKvStore kv_;
   StopRule stop_;
-  std::unordered_map<SeqId, std::vector<kv::BlockId>> tables_;
-  std::vector<std::string> errors_;
 };
 
 }  // namespace folio::sched::testing
