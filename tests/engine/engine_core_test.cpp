@@ -243,7 +243,8 @@ TEST(EngineLoop, ServesManyThreadsThroughTheClientInterface) {
       std::mt19937 rng(100 + t);
       for (int i = 0; i < 25; ++i) {
         auto p = random_prompt(rng, std::uniform_int_distribution<std::size_t>(1, 20)(rng));
-        const auto id = static_cast<std::uint64_t>(t * 100 + i + 1);
+        const std::uint64_t id =
+            100 * static_cast<std::uint64_t>(t) + static_cast<std::uint64_t>(i) + 1;
         auto ch = client.submit(client.limits().admit(request(id, p, 8), monotonic_seconds()));
         got[static_cast<std::size_t>(t)].emplace_back(std::move(p), std::move(ch));
       }

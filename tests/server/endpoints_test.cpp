@@ -158,8 +158,7 @@ TEST_F(ServerTest, BadBodiesAre400NeverCrash) {
       "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}",
       "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}",
       "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"top_logprobs\": 2}",
-      "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true, "
-      "\"top_logprobs\": 21}",
+      R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21})",
   };
   for (const auto& b : chat_bodies) {
     HttpClient c(port_);
