@@ -205,11 +205,21 @@ int generate(const GenerateArgs& a) {
     line.line_no = line_no;
     submit(e, m->tok, text, engine::RequestId{lines.size()}, line);
   }
+  // Only lines still producing are visited after each step (not every line of the file).
+  std::vector<Line*> open;
+  for (Line& line : lines)
+    if (line.channel) open.push_back(&line);
+  const auto process_open = [&] {
+    std::erase_if(open, [&](Line* line) {
+      process(e, *line);
+      return line->out->finished();
+    });
+  };
   while (e.has_unfinished()) {
     e.step();
-    for (Line& line : lines) process(e, line);
+    process_open();
   }
-  for (Line& line : lines) process(e, line);  // finishes pushed by the last step
+  process_open();  // finishes pushed by the last step
   const double secs = run_time.seconds();
   std::size_t failed = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {

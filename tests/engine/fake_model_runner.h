@@ -91,9 +91,7 @@ class FakeModelRunner final : public ModelRunner {
     }
     cv_.notify_all();
   }
-  int executes() const { return executes_; }
   const std::vector<std::string>& errors() const { return kv_.errors(); }
-  std::size_t num_tables() const { return kv_.num_tables(); }
 
  private:
   // Logits after position `last`, from its history read through the table.
