@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kv/kv_sizing.h"
+#include "spec/speculative_config.h"
 
 namespace folio::cli {
 
@@ -30,6 +31,10 @@ void add_engine_flags(CLI::App* sub, EngineFlags& f) {
                 "Reuse the KV of shared prompt prefixes (default on)");
   sub->add_option("--scheduling-policy", f.scheduling_policy, "fcfs or priority")
       ->capture_default_str();
+  sub->add_option("--speculative-config", f.speculative_config,
+                  "Speculative decoding, one JSON object as vLLM spells it, e.g. "
+                  "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, "
+                  "\"prompt_lookup_max\": 4, \"prompt_lookup_min\": 2}' (default off)");
   sub->add_option("-t,--threads", f.threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   add_activation_bits_flag(sub, f.activation_bits);
@@ -61,6 +66,7 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
     throw Error("--scheduling-policy " + f.scheduling_policy + ": expected fcfs or priority");
   }
   if (f.threads < 0) throw Error("-t/--threads must be >= 0");
+  c.speculative = spec::parse_speculative_config(f.speculative_config);
   return c;
 }
 
@@ -88,15 +94,15 @@ std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags
 
 void print_engine_summary(const EngineStack& e) {
   const engine::EngineConfig& c = e.core.config();
-  std::fprintf(stderr,
-               "folio: engine: %d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, "
-               "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads, "
-               "%d-bit activations\n",
-               e.core.num_kv_blocks(), c.block_size,
-               static_cast<double>(e.core.kv_bytes()) / (1 << 20),
-               kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
-               c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
-               static_cast<int>(e.runner.model().activation_bits()));
+  std::fprintf(
+      stderr,
+      "folio: engine: %d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, "
+      "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads, "
+      "%d-bit activations, speculative decoding %s\n",
+      e.core.num_kv_blocks(), c.block_size, static_cast<double>(e.core.kv_bytes()) / (1 << 20),
+      kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
+      c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
+      static_cast<int>(e.runner.model().activation_bits()), c.speculative.describe().c_str());
 }
 
 }  // namespace folio::cli

@@ -32,14 +32,16 @@ struct EngineFlags {
   std::string kv_cache_dtype = "auto";
   bool enable_prefix_caching = true;
   std::string scheduling_policy = "fcfs";
-  int threads = 0;           // 0: all hardware threads
-  int activation_bits = 16;  // the model's matmul activation width (16 or 8)
+  int threads = 0;                 // 0: all hardware threads
+  int activation_bits = 16;        // the model's matmul activation width (16 or 8)
+  std::string speculative_config;  // JSON (spec/speculative_config.h); "" : off
 };
 
 // Adds --max-model-len, --max-num-seqs, --max-num-batched-tokens,
 // --block-size, --kv-cache-memory, --kv-cache-dtype,
 // --enable-prefix-caching / --no-enable-prefix-caching,
-// --scheduling-policy, -t/--threads and --activation-bits to `sub`.
+// --scheduling-policy, --speculative-config, -t/--threads and
+// --activation-bits to `sub`.
 void add_engine_flags(CLI::App* sub, EngineFlags& f);
 
 // --activation-bits alone (for commands that load a model without the engine).

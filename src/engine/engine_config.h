@@ -10,6 +10,7 @@
 
 #include "kernels/kv_row.h"
 #include "sched/request.h"
+#include "spec/speculative_config.h"
 
 namespace folio::engine {
 
@@ -23,6 +24,7 @@ struct EngineConfig {
   kernels::KvDtype kv_cache_dtype = kernels::KvDtype::kF16;
   bool enable_prefix_caching = true;
   sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;
+  spec::SpeculativeConfig speculative;  // --speculative-config; off by default
 };
 
 // A model without a context length in its metadata gets this many positions.

@@ -21,12 +21,14 @@ struct StageTimes {
   double attention = 0;  // model: attention blocks (projections, RoPE, KV, attention)
   double ffn = 0;        // model: FFN blocks (matmuls, SwiGLU)
   double lm_head = 0;    // model: embedding lookup and output projection
-  double sampling = 0;   // logits -> token (sampler chain), token-level stop checks
+  double sampling = 0;   // logits -> token (sampler chain, draft verification), stop checks
   double update = 0;     // scheduler.update() and output delivery
+  double propose = 0;    // speculative decoding: the proposer's drafts for the next step
 
   std::vector<std::pair<std::string, double>> named() const {
-    return {{"schedule", schedule}, {"prepare", prepare},   {"attention", attention}, {"ffn", ffn},
-            {"lm_head", lm_head},   {"sampling", sampling}, {"update", update}};
+    return {{"schedule", schedule}, {"prepare", prepare}, {"attention", attention},
+            {"ffn", ffn},           {"lm_head", lm_head}, {"sampling", sampling},
+            {"update", update},     {"propose", propose}};
   }
 };
 
@@ -45,6 +47,13 @@ struct EngineStats {
   std::uint64_t num_batched_tokens = 0;    // tokens forwarded, all steps
   std::uint64_t num_generated_tokens = 0;  // tokens sampled, all steps
   StageTimes stage;
+  // Speculative decoding (vLLM's spec_decode_* counters): verification
+  // rounds (a request with >= 1 draft in a step), drafts verified, drafts
+  // accepted, and accepted drafts by position in the round.
+  std::uint64_t spec_num_drafts = 0;
+  std::uint64_t spec_num_draft_tokens = 0;
+  std::uint64_t spec_num_accepted_tokens = 0;
+  std::vector<std::uint64_t> spec_accepted_per_pos;  // num_speculative_tokens entries
 };
 
 }  // namespace folio::engine

@@ -1,4 +1,5 @@
 // engine/engine_step.cpp: LLMEngine::step(), the loop of DESIGN.md.
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -40,6 +41,9 @@ bool LLMEngine::step() {
   sw.reset();
   commit(plan, result);  // 4, 5
   stage_.update += sw.seconds();
+  sw.reset();
+  propose();  // 6
+  stage_.propose += sw.seconds();
   publish_stats();
   return !plan.requests.empty();
 }
@@ -61,15 +65,19 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
   for (const sched::ScheduledRequest& s : plan.requests) {
     row += static_cast<std::size_t>(s.num_logits);
     if (!s.sample()) continue;
-    // Several rows per entry verify speculative tokens (not planned yet):
-    // the scheduler plans one row per sampling entry today.
-    FOLIO_CHECK(s.num_logits == 1, "several logit rows per request need a verifier");
     const SeqRef ref = seqs_.at(s.id);
+    sched::RequestResult rr{s.id, {}, 0};
+    if (s.num_samples == 1) {  // one sample: its token, or its drafts verified
+      SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
+      const std::size_t first_row = row - static_cast<std::size_t>(s.num_logits);
+      verify(s, st, logits.subspan(first_row * n_vocab, s.num_logits * n_vocab), n_vocab, rr);
+      out.results.push_back(std::move(rr));
+      continue;
+    }
+    FOLIO_CHECK(s.num_logits == 1, "drafts on a request that has not forked");
     const auto row_logits = logits.subspan((row - 1) * n_vocab, n_vocab);
-    sched::RequestResult rr{s.id, {}};
     // Before the fork one sequence draws for all n samples, each with its own RNG.
-    const std::int32_t first = s.num_samples > 1 ? 0 : ref.index;
-    for (std::int32_t k = first; k < first + s.num_samples; ++k) {
+    for (std::int32_t k = 0; k < s.num_samples; ++k) {
       SampleStream& st = *ref.req->samples[static_cast<std::size_t>(k)];
       Stopwatch sw;
       const sampling::SampledToken t = st.draw(row_logits);
@@ -82,6 +90,61 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
     out.results.push_back(std::move(rr));
   }
   return out;
+}
+
+// Row i of `logits` follows the entry's token at num_tokens - num_logits + i:
+// row 0 decides the first draft, row num_spec is the target's own next
+// token. Tokens are committed one at a time (penalties see each), and the
+// run ends at the first rejection or stop.
+void LLMEngine::verify(const sched::ScheduledRequest& s, SampleStream& st,
+                       std::span<const float> logits, std::size_t vocab, sched::RequestResult& rr) {
+  Stopwatch sw;
+  const auto drafts = s.drafts();
+  for (std::int32_t i = 0; i <= s.num_spec; ++i) {
+    const auto row = logits.subspan(static_cast<std::size_t>(i) * vocab, vocab);
+    SampleStream::Verified v;
+    if (i < s.num_spec)
+      v = st.verify(row, drafts[static_cast<std::size_t>(i)]);
+    else
+      v.token = st.draw(row);
+    const FinishReason verdict = st.done() ? FinishReason::kStop : st.accept(v.token);
+    rr.samples.push_back({v.token.id, verdict});
+    ++generated_;
+    if (v.accepted) {
+      ++rr.num_accepted;
+      ++spec_accepted_per_pos_[static_cast<std::size_t>(i)];
+    }
+    if (!v.accepted || verdict != FinishReason::kNone) break;
+  }
+  if (s.num_spec > 0) {
+    ++spec_drafts_;
+    spec_draft_tokens_ += static_cast<std::uint64_t>(s.num_spec);
+    spec_accepted_ += static_cast<std::uint64_t>(rr.num_accepted);
+  }
+  stage_.sampling += sw.seconds();
+}
+
+// Drafts for every caught-up single-sample sequence, as many as the load
+// rule allows this step (spec::draft_tokens_per_request) and max_tokens
+// leaves room for; the next schedule() takes them.
+void LLMEngine::propose() {
+  if (!proposer_) return;
+  const std::int32_t k = spec::draft_tokens_per_request(config_.speculative, sched_.num_running());
+  if (k < 1) return;
+  queries_.clear();
+  for (const sched::Request* r : sched_.running()) {
+    if (r->pending_samples() != 1 || r->num_tokens() - r->num_computed_tokens != 1) continue;
+    const std::int32_t room = r->max_tokens - r->num_output_tokens() - 1;
+    if (room < 1) continue;
+    queries_.push_back({r->id.value(), r->tokens, std::min(k, room), {}});
+  }
+  if (queries_.empty()) return;
+  proposer_->propose(queries_);
+  for (spec::DraftQuery& q : queries_) {
+    if (q.draft.empty()) continue;
+    if (static_cast<std::int32_t>(q.draft.size()) > q.max_tokens) q.draft.resize(q.max_tokens);
+    sched_.set_spec_tokens(kv::SeqId{q.key}, std::move(q.draft));
+  }
 }
 
 void LLMEngine::commit(const sched::SchedulerOutput& plan, const sched::ModelRunnerOutput& result) {
@@ -102,7 +165,7 @@ void LLMEngine::commit(const sched::SchedulerOutput& plan, const sched::ModelRun
     }
   }
   for (const sched::SequenceOutput& o : outs)
-    if (o.finish != FinishReason::kNone) seqs_.erase(o.id);
+    if (o.finish != FinishReason::kNone) forget_seq(o.id);
   for (Live* r : touched_) {  // 5: one item per request that advanced
     r->touched = false;
     emit(*r);  // may erase r

@@ -9,6 +9,7 @@
 #include "base/timer.h"
 #include "engine/kv_budget.h"
 #include "kv/kv_sizing.h"
+#include "spec/ngram_proposer.h"
 
 namespace folio::engine {
 
@@ -43,9 +44,20 @@ RequestLimits::Values limit_values(const EngineConfig& c, std::int32_t blocks, s
   return {c.max_model_len, c.max_num_seqs, blocks, c.block_size, vocab};
 }
 
+std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c) {
+  switch (c.method) {
+    case spec::SpecMethod::kNone:
+      return nullptr;
+    case spec::SpecMethod::kNgram:
+      return std::make_unique<spec::NgramProposer>(c.prompt_lookup_min, c.prompt_lookup_max);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const EngineConfig& config)
+LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const EngineConfig& config,
+                     std::unique_ptr<spec::Proposer> proposer)
     : runner_(runner),
       eos_(std::move(eos)),
       config_(resolve(config, runner)),
@@ -55,7 +67,17 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
       sched_(sched_config(config_),
              {num_blocks_, config_.block_size, config_.enable_prefix_caching}) {
   kv_bytes_ = runner_.init_kv({num_blocks_, config_.block_size, config_.kv_cache_dtype});
+  if (config_.speculative.enabled()) {
+    proposer_ = proposer ? std::move(proposer) : make_proposer(config_.speculative);
+    spec_accepted_per_pos_.assign(
+        static_cast<std::size_t>(config_.speculative.num_speculative_tokens), 0);
+  }
   publish_stats();
+}
+
+void LLMEngine::forget_seq(kv::SeqId seq) {
+  seqs_.erase(seq);
+  if (proposer_) proposer_->release(seq.value());
 }
 
 std::shared_ptr<OutputChannel> LLMEngine::add_request(EngineRequest r) {
@@ -99,7 +121,7 @@ void LLMEngine::end_sample(Live& r, SampleStream& s, FinishReason reason) {
                                       [](const auto& o) { return !o->seq.valid() && !o->done(); });
     if (!shared || reason == FinishReason::kAbort || reason == FinishReason::kError) {
       sched_.finish_request(s.seq, reason);
-      seqs_.erase(s.seq);
+      forget_seq(s.seq);
     }
   }
   s.finish(reason);
@@ -195,6 +217,10 @@ void LLMEngine::publish_stats() {
   s.num_batched_tokens = batched_;
   s.num_generated_tokens = generated_;
   s.stage = stage_;
+  s.spec_num_drafts = spec_drafts_;
+  s.spec_num_draft_tokens = spec_draft_tokens_;
+  s.spec_num_accepted_tokens = spec_accepted_;
+  s.spec_accepted_per_pos = spec_accepted_per_pos_;
   std::lock_guard lock(stats_mu_);
   stats_ = s;
 }

@@ -8,6 +8,9 @@
 //       token-level stops (EOS, stop_token_ids)
 //     4 scheduler.update(plan, result)       append, finish, free blocks, cache prefixes
 //     5 push one RequestOutput per request that advanced to its own channel
+//     6 speculative decoding: the proposer drafts tokens for each caught-up
+//       sequence; step 1 of the next step schedules them, step 3 verifies
+//       them (spec/rejection.h: lossless) and step 4 keeps the accepted ones
 //
 // The core emits token ids, logprobs and finish reasons (engine/protocol.h);
 // it has no tokenizer. Text and stop strings are the consumer's
@@ -35,6 +38,7 @@
 #include "engine/request_limits.h"
 #include "engine/sample_stream.h"
 #include "sched/scheduler.h"
+#include "spec/proposer.h"
 
 namespace folio::engine {
 
@@ -43,8 +47,11 @@ class LLMEngine {
   // `runner` must outlive the engine; the engine sizes the KV pool (from
   // config and the runner's block cost) and has the runner allocate it.
   // `eos` are the model's end-of-generation ids. Throws folio::Error for
-  // unusable limits or a KV budget below one block.
-  LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const EngineConfig& config);
+  // unusable limits or a KV budget below one block. `proposer` drafts
+  // speculative tokens when config.speculative is on (nullptr: the one its
+  // method names; tests pass their own).
+  LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const EngineConfig& config,
+            std::unique_ptr<spec::Proposer> proposer = nullptr);
 
   // Checks requests before they are added (thread-safe: immutable).
   const RequestLimits& limits() const { return limits_; }
@@ -96,6 +103,10 @@ class LLMEngine {
                                   std::span<const float> logits);
   void commit(const sched::SchedulerOutput& plan, const sched::ModelRunnerOutput& result);
   void fail_plan(const sched::SchedulerOutput& plan, const std::string& what);
+  void verify(const sched::ScheduledRequest& s, SampleStream& st, std::span<const float> logits,
+              std::size_t vocab, sched::RequestResult& rr);
+  void propose();
+  void forget_seq(kv::SeqId seq);
   void end_sample(Live& r, SampleStream& s, FinishReason reason);
   void emit(Live& r, const std::string& error = {});
   void publish_stats();
@@ -112,11 +123,15 @@ class LLMEngine {
   std::unordered_map<kv::SeqId, SeqRef> seqs_;  // scheduler sequence -> sample
   std::vector<Live*> touched_;
   std::uint64_t generated_ = 0;
+  std::unique_ptr<spec::Proposer> proposer_;  // null: no speculative decoding
+  std::vector<spec::DraftQuery> queries_;     // propose() scratch
 
   mutable std::mutex stats_mu_;
   EngineStats stats_;  // guarded by stats_mu_
   StageTimes stage_;   // engine thread only; copied into stats_
   std::uint64_t steps_ = 0, batched_ = 0;
+  std::uint64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
+  std::vector<std::uint64_t> spec_accepted_per_pos_;
 };
 
 }  // namespace folio::engine

@@ -19,6 +19,17 @@ SampleStream::SampleStream(std::int32_t index, const sampling::SamplingParams& p
   pending_.index = index;
 }
 
+SampleStream::Verified SampleStream::verify(std::span<const float> logits, TokenId draft) {
+  const spec::Verdict v =
+      spec::verify_one_hot(sampler_.target(logits), draft, sampler_.rng(), weights_);
+  Verified out;
+  out.token.id = v.token;
+  out.accepted = v.accepted;
+  const auto& p = sampler_.params();
+  if (p.logprobs) out.token.logprobs = sampling::compute_logprobs(logits, v.token, *p.logprobs);
+  return out;
+}
+
 FinishReason SampleStream::accept(const sampling::SampledToken& t) {
   sampler_.accept(t.id);
   ++generated_;

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "engine/protocol.h"
 #include "kv/types.h"
 #include "sampling/sampler.h"
+#include "spec/rejection.h"
 
 namespace folio::engine {
 
@@ -26,6 +28,14 @@ class SampleStream {
 
   // Draws this sample's next token from one row of logits.
   sampling::SampledToken draw(std::span<const float> logits) { return sampler_.sample(logits); }
+  // Verifies a draft token against one row of logits (spec/rejection.h):
+  // the token to keep (the draft when accepted) and whether it was accepted.
+  // Like draw(), does not commit it: accept() does.
+  struct Verified {
+    sampling::SampledToken token;
+    bool accepted = false;
+  };
+  Verified verify(std::span<const float> logits, TokenId draft);
   // Commits a drawn token; returns the token-level stop verdict (kNone or kStop).
   FinishReason accept(const sampling::SampledToken& t);
   // The scheduler (or an abort, a consumer's finish_sample) finished the sample.
@@ -41,6 +51,7 @@ class SampleStream {
 
  private:
   sampling::Sampler sampler_;
+  std::vector<double> weights_;  // verify() scratch
   std::span<const TokenId> eos_;
   SampleDelta pending_;
   std::int32_t generated_ = 0;

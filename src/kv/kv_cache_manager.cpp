@@ -159,6 +159,23 @@ void KvCacheManager::free(SeqId seq) {
   seqs_.erase(it);
 }
 
+void KvCacheManager::truncate(SeqId seq, std::int32_t num_tokens) {
+  auto it = seqs_.find(seq);
+  FOLIO_CHECK(it != seqs_.end(), "truncating an unknown sequence");
+  FOLIO_CHECK(num_tokens >= 0);
+  SeqState& s = it->second;
+  if (num_tokens >= s.table.num_slots) return;
+  const std::int32_t bs = pool_.block_size();
+  const std::int32_t keep = (num_tokens + bs - 1) / bs;
+  FOLIO_CHECK(keep >= s.num_cached_blocks, "truncating into cached blocks");
+  while (s.table.size() > keep) {
+    pool_.release(s.table.blocks.back());
+    s.table.blocks.pop_back();
+  }
+  live_tokens_ -= s.table.num_slots - num_tokens;
+  s.table.num_slots = num_tokens;
+}
+
 const BlockTable* KvCacheManager::table(SeqId seq) const {
   auto it = seqs_.find(seq);
   return it == seqs_.end() ? nullptr : &it->second.table;

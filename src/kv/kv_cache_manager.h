@@ -8,6 +8,8 @@
 //                                            nothing at all (all or nothing)
 //   cache_full_blocks(seq, tokens, computed) after the step computed them
 //   fork(parent, child)                   n > 1 samples share the blocks
+//   truncate(seq, num_tokens)             speculative tokens rejected: slots
+//                                            past the accepted ones released
 //   free(seq)                             finished, aborted or preempted
 //
 // Sharing: a block held by several tables (a fork, or a prefix hit) is never
@@ -102,6 +104,11 @@ class KvCacheManager {
   void fork(SeqId parent, SeqId child);
   // Releases every block of `seq` (no-op for an unknown seq).
   void free(SeqId seq);
+  // Shrinks the reserved slots of `seq` to its first `num_tokens` positions
+  // (rejected speculative tokens): blocks holding only later positions are
+  // released, last first. Those blocks were never cached (only computed,
+  // full blocks are). No-op when it already holds no more.
+  void truncate(SeqId seq, std::int32_t num_tokens);
 
   const BlockTable* table(SeqId seq) const;
   std::int32_t num_seqs() const { return static_cast<std::int32_t>(seqs_.size()); }

@@ -39,7 +39,7 @@ Sampler::Sampler(SamplingParams params, std::int32_t vocab_size, std::span<const
   chain_ = build_chain(params_, min_tokens_ids(params_, eos_ids));
 }
 
-SampledToken Sampler::sample(std::span<const float> logits) {
+const Candidates& Sampler::target(std::span<const float> logits) {
   FOLIO_CHECK(logits.size() == static_cast<std::size_t>(vocab_size_), "logits size != vocab");
   std::span<const float> work = logits;
   if (!chain_.logit_steps.empty()) {
@@ -47,19 +47,26 @@ SampledToken Sampler::sample(std::span<const float> logits) {
     for (const LogitStep& s : chain_.logit_steps) s.apply(scratch_, history_);
     work = scratch_;
   }
-  SampledToken out{};
   if (chain_.greedy) {
-    out.id = argmax(work);
-  } else {
-    // top_k (always the first candidate step) is fused into building the list.
-    const auto k = static_cast<std::size_t>(params_.top_k);
-    if (params_.top_k > 0 && k < work.size())
-      candidates_.assign_top_k(work, k);
-    else
-      candidates_.assign(work);
-    for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
-    out.id = draw(candidates_, rng_, weights_);
+    const TokenId best = argmax(work);
+    candidates_.items.assign(1, Candidate{best, work[static_cast<std::size_t>(best)]});
+    candidates_.sorted = true;
+    return candidates_;
   }
+  // top_k (always the first candidate step) is fused into building the list.
+  const auto k = static_cast<std::size_t>(params_.top_k);
+  if (params_.top_k > 0 && k < work.size())
+    candidates_.assign_top_k(work, k);
+  else
+    candidates_.assign(work);
+  for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
+  return candidates_;
+}
+
+SampledToken Sampler::sample(std::span<const float> logits) {
+  const Candidates& c = target(logits);
+  SampledToken out{};
+  out.id = chain_.greedy ? c.items.front().id : draw(c, rng_, weights_);
   if (params_.logprobs) out.logprobs = compute_logprobs(logits, out.id, *params_.logprobs);
   return out;
 }

@@ -7,6 +7,10 @@
 //
 //   Sampler s(params, vocab_size, eos_ids, prompt_tokens);
 //   for (;;) { auto t = s.sample(logits_of_last_position); s.accept(t.id); ... }
+//
+// Speculative verification (spec/rejection.h) needs the distribution a draw
+// would use rather than a draw: target() runs the same chain and returns the
+// candidate list (greedy: the argmax alone), and rng() is the same RNG.
 #pragma once
 
 #include <optional>
@@ -39,6 +43,13 @@ class Sampler {
   SampledToken sample(std::span<const float> logits);
 
   void accept(TokenId id) { history_.add_generated(id); }
+
+  // The distribution sample() would draw from for `logits`: the candidates
+  // left after the whole chain, with their final logits (probability =
+  // softmax over the list). Greedy: one candidate, the argmax. Valid until
+  // the next call.
+  const Candidates& target(std::span<const float> logits);
+  Rng& rng() { return rng_; }
 
   const SamplingParams& params() const { return params_; }
   const SamplerChain& chain() const { return chain_; }

@@ -17,6 +17,11 @@
 //
 // A request with n > 1 samples runs as one sequence until its first sample;
 // then it forks n-1 child sequences sharing its blocks (copy-on-write).
+//
+// Speculative tokens are the same rule: a caught-up request with drafts
+// (`spec_tokens`, set by the engine's proposer) is scheduled with its last
+// token plus the drafts, and after verification num_computed_tokens counts
+// only the accepted ones (the KV slots of the rest are released).
 #pragma once
 
 #include <cstdint>
@@ -66,6 +71,7 @@ struct Request {
   std::int32_t num_cached_tokens = -1;      // prefix hit at first admission (-1: not yet)
   std::vector<kv::BlockHash> block_hashes;  // memo of full-block hashes of `tokens`
   bool runner_has_table = false;            // its whole block table went out in a plan
+  std::vector<TokenId> spec_tokens;         // drafts to verify in its next step
 
   std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
   std::int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

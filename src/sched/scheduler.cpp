@@ -129,18 +129,40 @@ void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
     const std::int32_t remaining = r->num_tokens() - r->num_computed_tokens;
     FOLIO_CHECK(remaining > 0, "running request with nothing to compute");
     const std::int32_t num_new = std::min(prefill_cap(remaining), budget);
+    // Drafts ride on a decode; the row after the last one yields one more
+    // token, so at most max_tokens - outputs - 1 of them.
+    std::int32_t num_spec = 0;
+    if (remaining == 1 && !r->spec_tokens.empty()) {
+      num_spec = std::min({static_cast<std::int32_t>(r->spec_tokens.size()), budget - num_new,
+                           r->max_tokens - r->num_output_tokens() - 1});
+      num_spec = std::max(num_spec, 0);
+    }
     while (true) {
-      auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new);
+      auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new + num_spec);
       if (slots) {
-        add_scheduled(*r, num_new, std::move(*slots), out);
-        budget -= num_new;
+        add_scheduled(*r, num_new, num_spec, std::move(*slots), out);
+        budget -= num_new + num_spec;
         break;
+      }
+      if (num_spec > 0) {  // drafts are dropped before anyone is preempted for them
+        num_spec = 0;
+        continue;
       }
       Request* victim = running_.back();
       preempt(*victim, out, budget);
       if (victim == r) break;
     }
+    r->spec_tokens.clear();  // used, or stale once the step runs
   }
+}
+
+bool Scheduler::set_spec_tokens(SeqId id, std::vector<TokenId> draft) {
+  Request* r = find_mut(id);
+  if (r == nullptr || r->status != RequestStatus::kRunning || r->pending_samples() != 1 ||
+      r->num_tokens() - r->num_computed_tokens != 1)
+    return false;
+  r->spec_tokens = std::move(draft);
+  return true;
 }
 
 void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
@@ -163,7 +185,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     waiting_.pop_front();
     transition(*r, RequestStatus::kRunning);
     insert_running(r);
-    add_scheduled(*r, num_new, std::move(*slots), out);
+    add_scheduled(*r, num_new, 0, std::move(*slots), out);
     budget -= num_new;
     seats += r->seats();
   }
@@ -180,6 +202,7 @@ void Scheduler::preempt(Request& r, SchedulerOutput& out, std::int32_t& budget) 
   kv_.free(r.id);
   r.num_computed_tokens = 0;
   r.runner_has_table = false;
+  r.spec_tokens.clear();
   ++r.num_preemptions;
   ++num_preemptions_;
   transition(r, RequestStatus::kPreempted);
@@ -187,13 +210,15 @@ void Scheduler::preempt(Request& r, SchedulerOutput& out, std::int32_t& budget) 
   out.preempted_ids.push_back(r.id);
 }
 
-void Scheduler::add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocation&& slots,
-                              SchedulerOutput& out) {
+void Scheduler::add_scheduled(Request& r, std::int32_t num_new, std::int32_t num_spec,
+                              kv::SlotAllocation&& slots, SchedulerOutput& out) {
   ScheduledRequest s;
   s.id = r.id;
   s.start_pos = r.num_computed_tokens;
   auto first = r.tokens.begin() + s.start_pos;
   s.tokens.assign(first, first + num_new);
+  s.tokens.insert(s.tokens.end(), r.spec_tokens.begin(), r.spec_tokens.begin() + num_spec);
+  s.num_spec = num_spec;
   if (r.runner_has_table) {
     s.blocks_from = slots.blocks_from;
     s.block_ids = std::move(slots.block_ids);
@@ -203,10 +228,11 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocati
     r.runner_has_table = true;
   }
   s.cow = std::move(slots.cow);
-  // Caught up: the last token's logits give the next token (one row; a
-  // speculative step will ask for one row per verified token).
+  // Caught up: the last token's logits give the next token, and each
+  // draft's row verifies it (one row per draft, plus the last token's).
   const bool caught_up = s.start_pos + num_new == r.num_tokens();
-  s.num_logits = caught_up ? 1 : 0;
+  FOLIO_CHECK(caught_up || num_spec == 0, "drafts on a request that is not caught up");
+  s.num_logits = caught_up ? 1 + num_spec : 0;
   s.num_samples = caught_up ? r.pending_samples() : 0;
   out.requests.push_back(std::move(s));
 }

@@ -13,10 +13,17 @@
 //     budget, seats and blocks last (strict order: the head blocks the rest).
 //     Their prefix-cache hits count as already computed tokens.
 //
-// update() commits the step: advances num_computed_tokens, caches newly
-// full blocks, appends sampled tokens, forks n > 1 requests at their first
-// sample, finishes requests (the caller's stop verdict, or max_tokens) and
-// frees their blocks at once. abort() frees blocks immediately.
+// update() commits the step: advances num_computed_tokens (by the verified
+// tokens: rejected drafts release their slots), caches newly full blocks,
+// appends sampled tokens, forks n > 1 requests at their first sample,
+// finishes requests (the caller's stop verdict, or max_tokens) and frees
+// their blocks at once. abort() frees blocks immediately.
+//
+// Drafts: set_spec_tokens() gives a caught-up request the tokens to verify
+// in its next step. They take budget like any token; the plan carries as
+// many as the budget and max_tokens allow (the last draft's row yields one
+// more token, so a request never passes max_tokens), and fewer or none when
+// KV blocks are short (dropped before anyone is preempted for them).
 //
 // Pure integer logic: no model, no threads, no clocks (arrival times come
 // from the caller), so tests drive it step by step.
@@ -52,6 +59,10 @@ class Scheduler {
   bool abort(SeqId id) { return finish_request(id, FinishReason::kAbort); }
   bool finish_request(SeqId id, FinishReason reason);
 
+  // Drafts for the next step of a running, caught-up sequence with one
+  // sample (n > 1 forks first). False (nothing set) otherwise.
+  bool set_spec_tokens(SeqId id, std::vector<TokenId> draft);
+
   SchedulerOutput schedule();
   std::vector<SequenceOutput> update(const SchedulerOutput& plan, const ModelRunnerOutput& result);
 
@@ -73,9 +84,11 @@ class Scheduler {
   void schedule_running(SchedulerOutput& out, std::int32_t& budget);
   void admit_waiting(SchedulerOutput& out, std::int32_t& budget);
   void preempt(Request& r, SchedulerOutput& out, std::int32_t& budget);
-  void add_scheduled(Request& r, std::int32_t num_new, kv::SlotAllocation&& slots,
-                     SchedulerOutput& out);
+  void add_scheduled(Request& r, std::int32_t num_new, std::int32_t num_spec,
+                     kv::SlotAllocation&& slots, SchedulerOutput& out);
   void commit_samples(Request& r, const RequestResult& result, std::vector<SequenceOutput>& outs);
+  void commit_verified(Request& r, const ScheduledRequest& s, const RequestResult& result,
+                       std::vector<SequenceOutput>& outs);
   void fork_child(Request& parent, std::int32_t k, const SampledToken& s,
                   std::vector<SequenceOutput>& outs);
   // Caller's verdict, else kLength once max_tokens outputs exist.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kv/types.h"
@@ -32,9 +33,14 @@ struct ScheduledRequest {
   // verified). The runner returns them in plan order.
   std::int32_t num_logits = 0;
   std::int32_t num_samples = 0;  // tokens to draw when sampling (n before a fork)
+  // The last num_spec tokens are drafts to verify (num_logits == num_spec + 1).
+  std::int32_t num_spec = 0;
 
   std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
   bool sample() const { return num_logits > 0; }
+  std::span<const TokenId> drafts() const {
+    return std::span<const TokenId>(tokens).last(static_cast<std::size_t>(num_spec));
+  }
 };
 
 struct SchedulerOutput {
@@ -53,9 +59,14 @@ struct SampledToken {
   FinishReason finish = FinishReason::kNone;
 };
 
+// samples: before a fork (num_samples > 1) one token per sample; else the
+// one sample's new tokens in order: the accepted drafts (num_accepted of
+// them, equal to the plan's drafts), then the target's own next token unless
+// a stop ended the run on an accepted draft.
 struct RequestResult {
   SeqId id;
-  std::vector<SampledToken> samples;  // num_samples of the plan entry
+  std::vector<SampledToken> samples;
+  std::int32_t num_accepted = 0;
 };
 
 struct ModelRunnerOutput {

@@ -1,4 +1,5 @@
 // Commit side of the scheduler: update() applies one step's results.
+#include <algorithm>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -18,16 +19,58 @@ std::vector<SequenceOutput> Scheduler::update(const SchedulerOutput& plan,
     Request* r = find_mut(s.id);
     if (r == nullptr || r->status != RequestStatus::kRunning) continue;  // aborted meanwhile
     FOLIO_CHECK(r->num_computed_tokens == s.start_pos, "plan and request disagree");
-    r->num_computed_tokens += s.num_tokens();
-    kv_.cache_full_blocks(r->id, r->tokens, r->num_computed_tokens, r->cache_salt, r->block_hashes);
-    if (!s.sample()) continue;
+    r->num_computed_tokens += s.num_tokens() - s.num_spec;  // drafts count once accepted
+    const auto cache = [&] {
+      kv_.cache_full_blocks(r->id, r->tokens, r->num_computed_tokens, r->cache_salt,
+                            r->block_hashes);
+    };
+    if (!s.sample()) {
+      cache();
+      continue;
+    }
     auto it = by_id.find(s.id);
-    FOLIO_CHECK(
-        it != by_id.end() && it->second->samples.size() == static_cast<std::size_t>(s.num_samples),
-        "runner output lacks the planned samples of sequence " + to_string(s.id));
-    commit_samples(*r, *it->second, outs);
+    FOLIO_CHECK(it != by_id.end() && !it->second->samples.empty(),
+                "runner output lacks the planned samples of sequence " + to_string(s.id));
+    if (s.num_samples > 1) {
+      FOLIO_CHECK(it->second->samples.size() == static_cast<std::size_t>(s.num_samples),
+                  "runner output lacks the planned samples of sequence " + to_string(s.id));
+      cache();
+      commit_samples(*r, *it->second, outs);
+    } else {
+      commit_verified(*r, s, *it->second, outs);
+    }
   }
   return outs;
+}
+
+// One sample's tokens: accepted drafts (their K/V was computed this step),
+// then the target's own token. Rejected drafts give their slots back.
+void Scheduler::commit_verified(Request& r, const ScheduledRequest& s, const RequestResult& result,
+                                std::vector<SequenceOutput>& outs) {
+  const std::int32_t a = result.num_accepted;
+  const auto n = static_cast<std::int32_t>(result.samples.size());
+  FOLIO_CHECK(a >= 0 && a <= s.num_spec && n >= std::max(a, 1) && n <= a + 1,
+              "verification result does not fit the drafts of sequence " + to_string(s.id));
+  const auto drafts = s.drafts();
+  for (std::int32_t i = 0; i < a; ++i)
+    FOLIO_CHECK(
+        result.samples[static_cast<std::size_t>(i)].token == drafts[static_cast<std::size_t>(i)],
+        "an accepted token differs from its draft");
+  r.num_computed_tokens += a;
+  if (s.num_spec > a) kv_.truncate(r.id, r.num_computed_tokens);
+  SequenceOutput o{r.id, r.parent_id, r.sample_index, {}, FinishReason::kNone};
+  for (const SampledToken& t : result.samples) {
+    r.tokens.push_back(t.token);
+    o.new_tokens.push_back(t.token);
+    o.finish = finish_reason_for(r, t.finish);
+    if (o.finish != FinishReason::kNone) break;
+  }
+  FOLIO_CHECK(n == a + 1 || o.finish != FinishReason::kNone,
+              "a run of accepted drafts may only end without a token at a stop");
+  kv_.cache_full_blocks(r.id, r.tokens, std::min(r.num_computed_tokens, r.num_tokens()),
+                        r.cache_salt, r.block_hashes);
+  outs.push_back(std::move(o));
+  if (outs.back().finish != FinishReason::kNone) finish(r, outs.back().finish);
 }
 
 void Scheduler::commit_samples(Request& r, const RequestResult& result,

@@ -143,6 +143,22 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
           static_cast<double>(prompt_tokens_));
   counter("generation_tokens", "Number of generation tokens processed.",
           static_cast<double>(generation_tokens_));
+  // Speculative decoding, as vLLM names it (spec/, engine/engine_stats.h).
+  counter("spec_decode_num_drafts", "Number of spec decoding drafts.",
+          static_cast<double>(e.spec_num_drafts));
+  counter("spec_decode_num_draft_tokens", "Number of draft tokens.",
+          static_cast<double>(e.spec_num_draft_tokens));
+  counter("spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+          static_cast<double>(e.spec_num_accepted_tokens));
+  if (!e.spec_accepted_per_pos.empty()) {
+    family(out, "folio:spec_decode_num_accepted_tokens_per_pos_total", "counter",
+           "Accepted tokens per draft position.");
+    for (std::size_t i = 0; i < e.spec_accepted_per_pos.size(); ++i) {
+      sample(out, "folio:spec_decode_num_accepted_tokens_per_pos_total",
+             labels_ + ",position=\"" + std::to_string(i) + "\"",
+             static_cast<double>(e.spec_accepted_per_pos[i]));
+    }
+  }
   family(out, "folio:request_success_total", "counter",
          "Count of successfully processed requests.");
   for (const char* r : {"stop", "length", "abort"}) {
@@ -171,7 +187,7 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
   family(
       out, "folio:stage_seconds_total", "counter",
       "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
-      "lm_head, sampling, detokenize, update, model_load).");
+      "lm_head, sampling, detokenize, update, propose, model_load).");
   for (const auto& [name, secs] : stages) {
     sample(out, "folio:stage_seconds_total", labels_ + ",stage=\"" + escape_label(name) + "\"",
            secs);

@@ -180,3 +180,41 @@ TEST(KvCacheManager, UtilizationStats) {
 
 }  // namespace
 }  // namespace folio::kv
+
+namespace folio::kv {
+namespace {
+
+// Rejected speculative tokens: the slots past the accepted ones go back to
+// the pool (last block first), full blocks of verified tokens stay cached,
+// and the next allocation continues from the shorter table.
+TEST(KvCacheManager, TruncateReleasesTheBlocksOfRejectedDrafts) {
+  KvCacheManager m({8, 4, true, nullptr});
+  const auto t = seq_tokens(100, 6);
+  fill(m, SeqId{1}, t);  // 6 positions: blocks 0 (full, cached) and 1
+  // Decode position 6 plus 5 drafts (positions 6..11): blocks 1 and 2 more.
+  auto slots = m.allocate_slots(SeqId{1}, 6, 6);
+  ASSERT_TRUE(slots);
+  EXPECT_EQ(m.table(SeqId{1})->blocks, (V{0, 1, 2}));
+  EXPECT_EQ(m.stats().live_tokens, 12);
+  // One draft accepted: 8 positions verified, block 2 held only drafts.
+  m.truncate(SeqId{1}, 8);
+  EXPECT_EQ(m.table(SeqId{1})->blocks, (V{0, 1}));
+  EXPECT_EQ(m.table(SeqId{1})->num_slots, 8);
+  EXPECT_EQ(m.stats().live_tokens, 8);
+  EXPECT_EQ(m.stats().blocks_used, 2);
+  EXPECT_FALSE(m.pool().is_cached(2));
+  // Truncating to more than is held changes nothing.
+  m.truncate(SeqId{1}, 20);
+  EXPECT_EQ(m.table(SeqId{1})->num_slots, 8);
+  // The next step extends from there: the delta starts after block 1.
+  slots = m.allocate_slots(SeqId{1}, 8, 1);
+  ASSERT_TRUE(slots);
+  EXPECT_EQ(slots->blocks_from, 2);
+  EXPECT_EQ(m.table(SeqId{1})->num_slots, 9);
+  m.free(SeqId{1});
+  EXPECT_EQ(m.stats().blocks_used, 0);
+  EXPECT_EQ(m.stats().live_tokens, 0);
+}
+
+}  // namespace
+}  // namespace folio::kv

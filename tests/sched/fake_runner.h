@@ -70,8 +70,13 @@ class FakeRunner {
     for (const ScheduledRequest& s : plan.requests) {
       kv_.write_tokens(s);
       if (!s.sample()) continue;
+      RequestResult r{s.id, {}, 0};
+      if (s.num_spec > 0) {
+        verify_greedy(s, r);
+        out.results.push_back(std::move(r));
+        continue;
+      }
       const std::vector<TokenId> history = kv_.history(s.id, s.start_pos + s.num_tokens() - 1);
-      RequestResult r{s.id, {}};
       for (std::int32_t k = 0; k < s.num_samples; ++k) {
         TokenId t = fake_next(history, k);
         r.samples.push_back({t, stop_(t)});
@@ -82,6 +87,21 @@ class FakeRunner {
   }
 
  private:
+  // Greedy verification of drafts: the row after position p (read back
+  // through the table, drafts included) decides the draft at p + 1.
+  void verify_greedy(const ScheduledRequest& s, RequestResult& r) {
+    const std::int32_t last = s.start_pos + s.num_tokens() - s.num_spec - 1;
+    const auto drafts = s.drafts();
+    for (std::int32_t i = 0; i <= s.num_spec; ++i) {
+      const TokenId t = fake_next(kv_.history(s.id, last + i), 0);
+      const FinishReason f = stop_(t);
+      r.samples.push_back({t, f});
+      const bool accepted = i < s.num_spec && t == drafts[static_cast<std::size_t>(i)];
+      if (accepted) ++r.num_accepted;
+      if (!accepted || f != FinishReason::kNone) break;
+    }
+  }
+
   FakeKvStore kv_;
   StopRule stop_;
 };

@@ -19,6 +19,9 @@ struct Collected {
   FinishReason finish = FinishReason::kNone;
 };
 
+// Drafts for a caught-up sequence's next step, from its tokens (empty: none).
+using DraftRule = std::function<std::vector<TokenId>(const Request&)>;
+
 struct Harness {
   Harness(const SchedulerConfig& sc, const kv::KvCacheConfig& kc, StopRule stop = never_stop)
       : sched(sc, kc), runner(kc.num_blocks, kc.block_size, std::move(stop)) {}
@@ -35,6 +38,12 @@ struct Harness {
       c.finish = o.finish;
     }
     EXPECT_TRUE(runner.errors().empty()) << runner.errors().front();
+    if (drafts) {
+      for (const Request* r : sched.running()) {
+        auto d = drafts(*r);
+        if (!d.empty()) sched.set_spec_tokens(r->id, std::move(d));
+      }
+    }
     return plan;
   }
   void run_to_completion(int max_steps = 10000) {
@@ -45,6 +54,7 @@ struct Harness {
   Scheduler sched;
   FakeRunner runner;
   std::map<SeqId, Collected> out;
+  DraftRule drafts;  // set to speculate
 };
 
 inline std::vector<TokenId> prompt_of(TokenId first, int n) {

@@ -1,0 +1,136 @@
+#include "spec/speculative_config.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "base/error.h"
+
+namespace folio::spec {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw Error("--speculative-config: " + what);
+}
+
+std::int32_t int_in(const json& v, const char* key, std::int32_t lo, std::int32_t hi) {
+  if (!v.is_number_integer())
+    fail(std::string("\"") + key + "\" must be an integer, got " + v.dump());
+  const auto x = v.get<std::int64_t>();
+  if (x < lo || x > hi) {
+    fail(std::string("\"") + key + "\" must be in [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "], got " + std::to_string(x));
+  }
+  return static_cast<std::int32_t>(x);
+}
+
+std::string string_of(const json& v, const char* key) {
+  if (!v.is_string()) fail(std::string("\"") + key + "\" must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+SpecMethod method_of(const std::string& m) {
+  if (m == "ngram" || m == "[ngram]") return SpecMethod::kNgram;
+  if (m == "draft_model" || m == "layer_skip" || m == "eagle" || m == "eagle3" || m == "medusa" ||
+      m == "mtp") {
+    fail("method \"" + m + "\" is not implemented in folio yet (implemented: \"ngram\")");
+  }
+  fail("unknown method \"" + m + "\" (implemented: \"ngram\")");
+}
+
+}  // namespace
+
+const char* spec_method_name(SpecMethod m) {
+  switch (m) {
+    case SpecMethod::kNone:
+      return "off";
+    case SpecMethod::kNgram:
+      return "ngram";
+  }
+  return "?";
+}
+
+std::string SpeculativeConfig::describe() const {
+  if (!enabled()) return "off";
+  std::string s =
+      std::string(spec_method_name(method)) + " k=" + std::to_string(num_speculative_tokens);
+  if (method == SpecMethod::kNgram) {
+    s += " lookup=[" + std::to_string(prompt_lookup_min) + "," + std::to_string(prompt_lookup_max) +
+         "]";
+  }
+  s += " max_batch_rows=" + std::to_string(max_batch_rows);
+  if (disable_by_batch_size > 0)
+    s += " disable_by_batch_size=" + std::to_string(disable_by_batch_size);
+  return s;
+}
+
+std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t num_running) {
+  if (!c.enabled() || num_running < 1) return 0;
+  if (c.disable_by_batch_size > 0 && num_running >= c.disable_by_batch_size) return 0;
+  if (c.max_batch_rows <= 0) return c.num_speculative_tokens;
+  const std::int32_t k = c.max_batch_rows / num_running - 1;
+  return std::clamp(k, 0, c.num_speculative_tokens);
+}
+
+SpeculativeConfig parse_speculative_config(const std::string& text) {
+  SpeculativeConfig c;
+  if (text.empty()) return c;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail("expected a JSON object, got " + j.dump());
+
+  std::optional<std::string> method, model;
+  std::optional<std::int32_t> k, lookup_min, lookup_max;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "method") {
+      method = string_of(v, "method");
+    } else if (key == "model") {
+      model = v.is_null() ? std::string() : string_of(v, "model");
+    } else if (key == "num_speculative_tokens") {
+      k = int_in(v, "num_speculative_tokens", 1, kMaxSpeculativeTokens);
+    } else if (key == "prompt_lookup_min") {
+      lookup_min = int_in(v, "prompt_lookup_min", 1, kMaxPromptLookup);
+    } else if (key == "prompt_lookup_max") {
+      lookup_max = int_in(v, "prompt_lookup_max", 1, kMaxPromptLookup);
+    } else if (key == "disable_by_batch_size") {
+      c.disable_by_batch_size = int_in(v, "disable_by_batch_size", 0, 1 << 20);
+    } else if (key == "max_batch_rows") {
+      c.max_batch_rows = int_in(v, "max_batch_rows", 0, 1 << 20);
+    } else {
+      fail("unknown key \"" + key +
+           "\" (known: method, model, num_speculative_tokens, prompt_lookup_min, "
+           "prompt_lookup_max, disable_by_batch_size, max_batch_rows)");
+    }
+  }
+  // vLLM's older spelling: {"model": "ngram"} without a method.
+  if (!method && model && (*model == "ngram" || *model == "[ngram]")) method = *model;
+  if (!method) fail("\"method\" is required (implemented: \"ngram\")");
+  c.method = method_of(*method);
+  if (model && !model->empty() && *model != "ngram" && *model != "[ngram]")
+    fail("\"model\" is not used by method \"" + *method + "\"");
+  if (!k) fail("\"num_speculative_tokens\" is required");
+  c.num_speculative_tokens = *k;
+  if (!lookup_min && !lookup_max) {
+    lookup_min = lookup_max = 5;  // vLLM's defaults
+  } else if (!lookup_min) {
+    lookup_min = lookup_max;
+  } else if (!lookup_max) {
+    lookup_max = lookup_min;
+  }
+  if (*lookup_min > *lookup_max) {
+    fail("\"prompt_lookup_min\" (" + std::to_string(*lookup_min) +
+         ") must be <= \"prompt_lookup_max\" (" + std::to_string(*lookup_max) + ")");
+  }
+  c.prompt_lookup_min = *lookup_min;
+  c.prompt_lookup_max = *lookup_max;
+  return c;
+}
+
+}  // namespace folio::spec

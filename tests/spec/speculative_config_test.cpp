@@ -1,0 +1,104 @@
+// tests/spec/speculative_config_test.cpp: --speculative-config parsing
+// (vLLM's keys and defaults, errors naming the key) and the load rule.
+#include "spec/speculative_config.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace folio::spec {
+namespace {
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_speculative_config(json);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SpeculativeConfig, EmptyIsOff) {
+  EXPECT_FALSE(parse_speculative_config("").enabled());
+  EXPECT_EQ(parse_speculative_config("").describe(), "off");
+}
+
+TEST(SpeculativeConfig, NgramAsVllmSpellsIt) {
+  const auto c = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4,)"
+      R"( "prompt_lookup_min": 2})");
+  EXPECT_EQ(c.method, SpecMethod::kNgram);
+  EXPECT_EQ(c.num_speculative_tokens, 4);
+  EXPECT_EQ(c.prompt_lookup_min, 2);
+  EXPECT_EQ(c.prompt_lookup_max, 4);
+  EXPECT_EQ(c.max_batch_rows, kDefaultMaxBatchRows);
+  EXPECT_EQ(c.disable_by_batch_size, 0);
+}
+
+TEST(SpeculativeConfig, LookupDefaultsFollowVllm) {
+  auto c = parse_speculative_config(R"({"method": "ngram", "num_speculative_tokens": 3})");
+  EXPECT_EQ(c.prompt_lookup_min, 5);
+  EXPECT_EQ(c.prompt_lookup_max, 5);
+  c = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3})");
+  EXPECT_EQ(c.prompt_lookup_min, 3);
+  c = parse_speculative_config(
+      R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 2})");
+  EXPECT_EQ(c.prompt_lookup_max, 2);
+  // The older spelling: the method in "model".
+  c = parse_speculative_config(R"({"model": "[ngram]", "num_speculative_tokens": 2})");
+  EXPECT_EQ(c.method, SpecMethod::kNgram);
+}
+
+TEST(SpeculativeConfig, ErrorsNameTheKey) {
+  EXPECT_NE(error_of("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of("[1]").find("expected a JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "lookahead": 1})")
+                .find("unknown key \"lookahead\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": "4"})")
+                .find("\"num_speculative_tokens\" must be an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 0})")
+                .find("\"num_speculative_tokens\" must be in [1, 16]"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram"})").find("\"num_speculative_tokens\" is required"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"num_speculative_tokens": 2})").find("\"method\" is required"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "nram", "num_speculative_tokens": 2})")
+                .find("unknown method \"nram\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "eagle", "num_speculative_tokens": 2})")
+                .find("\"eagle\" is not implemented"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2,)"
+                     R"( "prompt_lookup_min": 4, "prompt_lookup_max": 2})")
+                .find("\"prompt_lookup_min\" (4) must be <= \"prompt_lookup_max\" (2)"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "model": "x.gguf"})")
+                .find("\"model\" is not used"),
+            std::string::npos);
+  EXPECT_EQ(error_of("{").rfind("--speculative-config: ", 0), 0u);
+}
+
+TEST(SpeculativeConfig, LoadRuleShrinksDraftsAsTheBatchGrows) {
+  SpeculativeConfig c;
+  EXPECT_EQ(draft_tokens_per_request(c, 1), 0);  // off
+  c.method = SpecMethod::kNgram;
+  c.num_speculative_tokens = 4;
+  c.max_batch_rows = 32;
+  EXPECT_EQ(draft_tokens_per_request(c, 1), 4);
+  EXPECT_EQ(draft_tokens_per_request(c, 6), 4);   // 6 x 5 = 30 rows
+  EXPECT_EQ(draft_tokens_per_request(c, 8), 3);   // 8 x 4 = 32
+  EXPECT_EQ(draft_tokens_per_request(c, 16), 1);  // 16 x 2 = 32
+  EXPECT_EQ(draft_tokens_per_request(c, 17), 0);
+  c.max_batch_rows = 0;
+  EXPECT_EQ(draft_tokens_per_request(c, 100), 4);
+  c.disable_by_batch_size = 8;
+  EXPECT_EQ(draft_tokens_per_request(c, 7), 4);
+  EXPECT_EQ(draft_tokens_per_request(c, 8), 0);
+}
+
+}  // namespace
+}  // namespace folio::spec
