@@ -13,6 +13,8 @@
 #   LLAMA_CPP_PYTHON_VERSION  sdist version to fetch (default: the pinned one below)
 #   JOBS                      ninja parallelism (default 2; the machine is shared)
 #   LLAMA_CPP_EXTRA           0 skips llama-server and llama-cli (default 1)
+#   LLAMA_CPP_SPEC            0 skips llama-speculative and llama-lookup, the speculative-decoding
+#                             examples bench/spec_decode.sh compares with (default 1)
 #   PIP                       pip to use (default: the project venv's pip, else pip3)
 set -euo pipefail
 
@@ -31,6 +33,8 @@ BUILD="$WORK/llama.cpp-build"
 CORE_TARGETS=(llama-bench llama-batched-bench llama-quantize)
 EXTRA_TARGETS=(llama-server llama-cli)
 [[ "${LLAMA_CPP_EXTRA:-1}" == 0 ]] && EXTRA_TARGETS=()
+SPEC_TARGETS=(llama-speculative llama-lookup)
+[[ "${LLAMA_CPP_SPEC:-1}" == 0 ]] && SPEC_TARGETS=()
 
 log() { printf '[llama_cpp.sh] %s\n' "$*" >&2; }
 
@@ -78,7 +82,9 @@ record_version() {
 }
 
 configure() {
-    if [[ -f "$BUILD/build.ninja" ]]; then
+    # A build configured before the examples were wanted is reconfigured (same directory, so
+    # what is built stays built).
+    if [[ -f "$BUILD/build.ninja" ]] && grep -q 'LLAMA_BUILD_EXAMPLES:BOOL=ON' "$BUILD/CMakeCache.txt"; then
         log "already configured: $BUILD"
         return
     fi
@@ -93,7 +99,7 @@ configure() {
         -DLLAMA_CURL=OFF \
         -DLLAMA_OPENSSL=OFF \
         -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DLLAMA_BUILD_EXAMPLES=ON \
         -DLLAMA_BUILD_TOOLS=ON \
         -DLLAMA_BUILD_SERVER=ON \
         -DLLAMA_BUILD_UI=OFF \
@@ -120,6 +126,7 @@ main() {
     configure
     record_version
     build "${CORE_TARGETS[@]}"
+    [[ ${#SPEC_TARGETS[@]} -eq 0 ]] || build "${SPEC_TARGETS[@]}"
     [[ ${#EXTRA_TARGETS[@]} -eq 0 ]] || build "${EXTRA_TARGETS[@]}"
     log "done; binaries in $BUILD/bin"
     cat "$BUILD/VERSION.txt" >&2

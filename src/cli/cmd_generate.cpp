@@ -236,6 +236,8 @@ int generate(const GenerateArgs& a) {
                static_cast<long long>(s.num_preemptions),
                static_cast<long long>(s.prefix_cache_hits),
                static_cast<long long>(s.prefix_cache_queries));
+  if (const std::string spec = spec_summary(s); !spec.empty())
+    std::fprintf(stderr, "folio: %s\n", spec.c_str());
   return failed == 0 ? 0 : 2;
 }
 

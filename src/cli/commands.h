@@ -18,6 +18,7 @@ Command register_run(CLI::App& app);
 Command register_bench(CLI::App& app);
 Command register_bench_throughput(CLI::App& app);  // `bench throughput`; after register_bench
 Command register_bench_serve(CLI::App& app);       // `bench serve`; after register_bench
+Command register_bench_spec(CLI::App& app);        // `bench spec`; after register_bench
 Command register_generate(CLI::App& app);
 Command register_tokenize(CLI::App& app);
 Command register_detokenize(CLI::App& app);

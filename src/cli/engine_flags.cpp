@@ -84,9 +84,20 @@ std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const En
       EngineModel{std::move(file), std::move(model), std::move(tok), std::move(eos)});
 }
 
+namespace {
+
+// The config with what speculative decoding needs of the runner set up
+// (layer_skip: the drafter) and resolved.
+engine::EngineConfig with_drafter(engine::PagedModelRunner& runner, engine::EngineConfig c) {
+  c.speculative = runner.configure_speculation(c.speculative);
+  return c;
+}
+
+}  // namespace
+
 EngineStack::EngineStack(const EngineModel& m, const EngineFlags& f,
                          const engine::EngineConfig& config)
-    : runner(m.model, f.threads), core(runner, m.eos, config) {}
+    : runner(m.model, f.threads), core(runner, m.eos, with_drafter(runner, config)) {}
 
 std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f) {
   return std::make_unique<EngineStack>(m, f, to_engine_config(f));
@@ -103,6 +114,28 @@ void print_engine_summary(const EngineStack& e) {
       kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
       c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
       static_cast<int>(e.runner.model().activation_bits()), c.speculative.describe().c_str());
+}
+
+std::string spec_summary(const engine::EngineStats& s) {
+  if (s.spec_accepted_per_pos.empty()) return "";
+  const auto drafts = static_cast<double>(s.spec_num_drafts);
+  const auto tokens = static_cast<double>(s.spec_num_draft_tokens);
+  const auto accepted = static_cast<double>(s.spec_num_accepted_tokens);
+  char buf[256];
+  std::snprintf(
+      buf, sizeof buf,
+      "speculative decoding: %llu drafts, %llu draft tokens, %llu accepted (%.1f%%), mean "
+      "accepted length %.2f, by position",
+      static_cast<unsigned long long>(s.spec_num_drafts),
+      static_cast<unsigned long long>(s.spec_num_draft_tokens),
+      static_cast<unsigned long long>(s.spec_num_accepted_tokens),
+      tokens > 0 ? 100.0 * accepted / tokens : 0.0, drafts > 0 ? 1.0 + accepted / drafts : 0.0);
+  std::string out = buf;
+  for (std::uint64_t a : s.spec_accepted_per_pos) {
+    std::snprintf(buf, sizeof buf, " %.2f", drafts > 0 ? static_cast<double>(a) / drafts : 0.0);
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace folio::cli

@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
   commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));
   commands.insert(commands.begin(), folio::cli::register_bench_serve(app));
+  commands.insert(commands.begin(), folio::cli::register_bench_spec(app));
 
   try {
     app.parse(argc, argv);

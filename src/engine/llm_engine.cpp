@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/timer.h"
 #include "engine/kv_budget.h"
+#include "engine/runner_proposer.h"
 #include "kv/kv_sizing.h"
 #include "spec/ngram_proposer.h"
 
@@ -36,20 +37,25 @@ std::int32_t blocks_for(const EngineConfig& c, const ModelRunner& runner) {
 }
 
 sched::SchedulerConfig sched_config(const EngineConfig& c) {
-  return {c.max_num_batched_tokens, c.max_num_seqs, c.max_model_len, c.scheduling_policy,
-          c.long_prefill_token_threshold};
+  const std::int32_t ahead =
+      c.speculative.drafts_with_model() ? c.speculative.num_speculative_tokens : 0;
+  return {c.max_num_batched_tokens,       c.max_num_seqs, c.max_model_len, c.scheduling_policy,
+          c.long_prefill_token_threshold, ahead};
 }
 
 RequestLimits::Values limit_values(const EngineConfig& c, std::int32_t blocks, std::int32_t vocab) {
   return {c.max_model_len, c.max_num_seqs, blocks, c.block_size, vocab};
 }
 
-std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c) {
+std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c, ModelRunner& runner,
+                                              const sched::Scheduler& s) {
   switch (c.method) {
     case spec::SpecMethod::kNone:
       return nullptr;
     case spec::SpecMethod::kNgram:
       return std::make_unique<spec::NgramProposer>(c.prompt_lookup_min, c.prompt_lookup_max);
+    case spec::SpecMethod::kLayerSkip:
+      return std::make_unique<RunnerProposer>(runner, s, "layer_skip");
   }
   return nullptr;
 }
@@ -68,7 +74,8 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
              {num_blocks_, config_.block_size, config_.enable_prefix_caching}) {
   kv_bytes_ = runner_.init_kv({num_blocks_, config_.block_size, config_.kv_cache_dtype});
   if (config_.speculative.enabled()) {
-    proposer_ = proposer ? std::move(proposer) : make_proposer(config_.speculative);
+    proposer_ =
+        proposer ? std::move(proposer) : make_proposer(config_.speculative, runner_, sched_);
     spec_accepted_per_pos_.assign(
         static_cast<std::size_t>(config_.speculative.num_speculative_tokens), 0);
   }

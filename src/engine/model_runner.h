@@ -14,6 +14,13 @@
 // vocab_size() floats: the logits after each of that entry's last num_logits
 // tokens. One row is the next token; k + 1 rows verify k speculative tokens.
 //
+// Speculative decoding with a model-based drafter (layer_skip) adds
+//
+//   4 draft(runs) after a step        for each run, k greedy draft tokens
+//                                     after its newest token, written as
+//                                     K/V into the slots the scheduler
+//                                     reserved ahead (lookahead)
+//
 // PagedModelRunner (paged_model_runner.h) runs the real model over the paged
 // KV cache; tests/engine/fake_model_runner.h is a deterministic fake, so
 // engine behaviour (aborts, preemption, step failure, many requests) is
@@ -22,7 +29,9 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "base/error.h"
 #include "kernels/kv_row.h"
 #include "sched/scheduler_output.h"
 
@@ -40,6 +49,16 @@ struct RunnerTimes {
   double attention = 0;  // model: attention blocks (projections, RoPE, KV, attention)
   double ffn = 0;        // model: FFN blocks
   double lm_head = 0;    // model: embedding lookup and output projection
+};
+
+// One sequence to draft for: its newest token `last` (no K/V yet) sits at
+// `pos`; the runner's table for `seq` has slots for [pos, pos + k).
+struct DraftRequest {
+  sched::SeqId seq;
+  TokenId last = 0;
+  std::int32_t pos = 0;
+  std::int32_t k = 0;
+  std::vector<TokenId> out;  // filled: up to k drafts
 };
 
 struct RunnerOutput {
@@ -65,6 +84,11 @@ class ModelRunner {
   // kError and the next plan starts from a consistent state. The returned
   // logits stay valid until the next execute().
   virtual RunnerOutput execute(const sched::SchedulerOutput& plan) = 0;
+  // Drafts for speculative decoding (after execute, before the next plan).
+  // Runners without a drafter throw folio::Error.
+  virtual void draft(std::span<DraftRequest> /*requests*/) {
+    throw Error("this model runner has no drafter for speculative decoding");
+  }
 };
 
 }  // namespace folio::engine

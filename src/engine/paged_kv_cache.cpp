@@ -103,6 +103,15 @@ void PagedKvCache::bind(const sched::SchedulerOutput& plan) {
   }
 }
 
+void PagedKvCache::bind(std::span<const sched::SeqId> seqs) {
+  slots_.clear();
+  for (sched::SeqId id : seqs) {
+    auto it = tables_.find(id);
+    FOLIO_CHECK(it != tables_.end(), "no block table for sequence " + to_string(id));
+    slots_.push_back(&it->second);
+  }
+}
+
 const std::vector<kv::BlockId>& PagedKvCache::bound(std::int32_t seq) const {
   FOLIO_CHECK(seq >= 0 && static_cast<std::size_t>(seq) < slots_.size(), "unbound sequence id");
   return *slots_[static_cast<std::size_t>(seq)];

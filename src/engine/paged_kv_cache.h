@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -58,6 +59,8 @@ class PagedKvCache final : public model::KvCache {
   void apply(const sched::SchedulerOutput& plan);
   // Batch sequence id i refers to plan.requests[i] in the next forward.
   void bind(const sched::SchedulerOutput& plan);
+  // Batch sequence id i refers to seqs[i] (a forward outside a plan: drafts).
+  void bind(std::span<const sched::SeqId> seqs);
 
   std::int32_t num_blocks() const { return num_blocks_; }
   std::int32_t block_size() const { return block_size_; }

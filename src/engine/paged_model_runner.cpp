@@ -72,4 +72,30 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
   return out;
 }
 
+void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers) {
+  drafter_.emplace(model_, std::move(layers));
+}
+
+spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::SpeculativeConfig c) {
+  if (c.method != spec::SpecMethod::kLayerSkip) return c;
+  const auto n_layer = static_cast<std::int32_t>(model_.config().n_layer);
+  enable_layer_skip(spec::draft_layer_list(c, n_layer));
+  if (c.num_layers == 0) c.num_layers = spec::default_draft_layers(n_layer);
+  return c;
+}
+
+void PagedModelRunner::draft(std::span<DraftRequest> requests) {
+  FOLIO_CHECK(cache_.has_value(), "draft() before init_kv()");
+  if (!drafter_) throw Error("this model runner has no drafter for speculative decoding");
+  draft_seqs_.clear();
+  draft_runs_.clear();
+  for (const DraftRequest& r : requests) {
+    draft_runs_.push_back({static_cast<std::int32_t>(draft_seqs_.size()), r.last, r.pos, r.k, {}});
+    draft_seqs_.push_back(r.seq);
+  }
+  cache_->bind(draft_seqs_);
+  drafter_->draft(draft_runs_, *cache_, draft_ws_, pool_);
+  for (std::size_t i = 0; i < requests.size(); ++i) requests[i].out = std::move(draft_runs_[i].out);
+}
+
 }  // namespace folio::engine

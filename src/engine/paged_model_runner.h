@@ -9,6 +9,10 @@
 //                         num_logits tokens of each entry are logit rows
 //   4 model.forward(batch, cache, workspace, pool)
 //
+// draft(requests) (speculative decoding, layer_skip): bind the sequences,
+// then spec::LayerSkipDrafter runs the model's first layers over the same
+// cache, with a workspace of its own.
+//
 // Owns the kernel thread pool and the forward workspace, so the engine core
 // holds no model state at all.
 #pragma once
@@ -21,6 +25,8 @@
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/model.h"
+#include "spec/layer_skip_drafter.h"
+#include "spec/speculative_config.h"
 
 namespace folio::engine {
 
@@ -35,6 +41,15 @@ class PagedModelRunner final : public ModelRunner {
   std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const override;
   std::int64_t init_kv(const KvLayout& layout) override;
   RunnerOutput execute(const sched::SchedulerOutput& plan) override;
+  void draft(std::span<DraftRequest> requests) override;
+
+  // Self-speculation: `layers` of the model draft (spec/layer_skip_drafter.h).
+  void enable_layer_skip(std::vector<std::size_t> layers);
+  // Sets up what `c` needs of the runner (layer_skip: the drafter, its
+  // num_layers resolved for this model) and returns `c` resolved. Throws
+  // folio::Error for a num_layers the model does not have.
+  spec::SpeculativeConfig configure_speculation(spec::SpeculativeConfig c);
+  std::size_t draft_layers() const { return drafter_ ? drafter_->layers().size() : 0; }
 
   const model::Model& model() const { return model_; }
   int threads() const { return pool_.size(); }
@@ -48,6 +63,10 @@ class PagedModelRunner final : public ModelRunner {
   std::optional<PagedKvCache> cache_;
   model::Workspace ws_;
   model::Batch batch_;
+  std::optional<spec::LayerSkipDrafter> drafter_;
+  model::Workspace draft_ws_;
+  std::vector<sched::SeqId> draft_seqs_;
+  std::vector<spec::DraftRun> draft_runs_;
 };
 
 }  // namespace folio::engine

@@ -94,6 +94,16 @@ void Model::linear(const Linear& l, const float* x, std::size_t n, float* y,
 
 std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
                                       kernels::ThreadPool& pool) const {
+  return forward(batch, kv, ws, pool, all_layers_);
+}
+
+std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
+                                      kernels::ThreadPool& pool,
+                                      std::span<const std::size_t> layers) const {
+  bool ok = !layers.empty();
+  for (std::size_t i = 0; ok && i < layers.size(); ++i)
+    ok = layers[i] < weights_.layers.size() && (i == 0 || layers[i] > layers[i - 1]);
+  if (!ok) throw Error("forward: the layer list must be increasing indices of the model's layers");
   batch.validate(config_.n_vocab);
   if (batch.empty()) return {};
   kv.begin(batch);
@@ -117,7 +127,7 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
                                &ws.rope[t * rot + rot / 2]);
   });
   lap(ws.times.lm_head);
-  for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+  for (const std::size_t l : layers) {
     attention_block(l, batch, kv, ws, pool);
     lap(ws.times.attention);
     ffn_block(l, n, ws, pool);

@@ -48,6 +48,8 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   m.weights_ = family.load(loader, m.config_);
   m.repacked_ = loader.repacked();
   m.repacked_bytes_ = loader.repacked_bytes();
+  m.all_layers_.resize(m.weights_.layers.size());
+  for (std::size_t l = 0; l < m.all_layers_.size(); ++l) m.all_layers_[l] = l;
   return m;
 }
 

@@ -84,6 +84,13 @@ class Model {
   // batch.logit_rows, row-major [logit_rows.size() x n_vocab], viewing `ws`.
   std::span<const float> forward(const Batch& batch, KvCache& kv, Workspace& ws,
                                  kernels::ThreadPool& pool) const;
+  // The same through only `layers` (strictly increasing indices, at least
+  // one), then the final norm and output head: the model's own draft with
+  // the other layers skipped (self-speculation). Writes K/V of those
+  // layers only.
+  std::span<const float> forward(const Batch& batch, KvCache& kv, Workspace& ws,
+                                 kernels::ThreadPool& pool,
+                                 std::span<const std::size_t> layers) const;
 
  private:
   void attention_block(std::size_t layer, const Batch& batch, KvCache& kv, Workspace& ws,
@@ -101,6 +108,7 @@ class Model {
   RopeTable rope_;
   std::size_t repacked_ = 0;
   std::size_t repacked_bytes_ = 0;
+  std::vector<std::size_t> all_layers_;  // 0 .. n_layer - 1
 };
 
 }  // namespace folio::model

@@ -17,6 +17,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, const kv::KvCacheConfig& kv_
   if (config.long_prefill_token_threshold < 0) {
     throw Error("--long-prefill-token-threshold must be >= 0 (0: off)");
   }
+  if (config.num_lookahead_tokens < 0) throw Error("num_lookahead_tokens must be >= 0");
 }
 
 SeqId Scheduler::add_request(const RequestSpec& spec) {
@@ -109,6 +110,11 @@ SchedulerOutput Scheduler::schedule() {
   return out;
 }
 
+std::int32_t Scheduler::lookahead(const Request& r, std::int32_t num_new) const {
+  const bool caught_up = r.num_computed_tokens + num_new == r.num_tokens();
+  return caught_up ? config_.num_lookahead_tokens : 0;
+}
+
 std::int32_t Scheduler::prefill_cap(std::int32_t remaining) const {
   const std::int32_t t = config_.long_prefill_token_threshold;
   return t > 0 ? std::min(remaining, t) : remaining;
@@ -137,14 +143,20 @@ void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
                            r->max_tokens - r->num_output_tokens() - 1});
       num_spec = std::max(num_spec, 0);
     }
+    std::int32_t ahead = lookahead(*r, num_new);
     while (true) {
-      auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new + num_spec);
+      auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new + num_spec + ahead);
       if (slots) {
         add_scheduled(*r, num_new, num_spec, std::move(*slots), out);
         budget -= num_new + num_spec;
         break;
       }
-      if (num_spec > 0) {  // drafts are dropped before anyone is preempted for them
+      // Lookahead, then drafts, are dropped before anyone is preempted for them.
+      if (ahead > 0) {
+        ahead = 0;
+        continue;
+      }
+      if (num_spec > 0) {
         num_spec = 0;
         continue;
       }
@@ -177,7 +189,10 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
     kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
     const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
-    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
+    const std::int32_t ahead =
+        hit.num_tokens + num_new == r->num_tokens() ? config_.num_lookahead_tokens : 0;
+    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit.blocks);
+    if (!slots && ahead > 0) slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
     if (!slots) break;
     if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
     if (r->num_cached_tokens < 0) r->num_cached_tokens = hit.num_tokens;

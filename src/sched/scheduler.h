@@ -23,7 +23,9 @@
 // in its next step. They take budget like any token; the plan carries as
 // many as the budget and max_tokens allow (the last draft's row yields one
 // more token, so a request never passes max_tokens), and fewer or none when
-// KV blocks are short (dropped before anyone is preempted for them).
+// KV blocks are short (dropped before anyone is preempted for them). With
+// num_lookahead_tokens, a caught-up request also keeps that many slots
+// reserved past its verified tokens, for a model drafter's positions.
 //
 // Pure integer logic: no model, no threads, no clocks (arrival times come
 // from the caller), so tests drive it step by step.
@@ -81,6 +83,9 @@ class Scheduler {
   // Tokens of `remaining` that one request may compute this step (the
   // long-prefill threshold), before the step's budget applies.
   std::int32_t prefill_cap(std::int32_t remaining) const;
+  // Slots to reserve past this step's tokens (num_lookahead_tokens once
+  // the step catches the request up).
+  std::int32_t lookahead(const Request& r, std::int32_t num_new) const;
   void schedule_running(SchedulerOutput& out, std::int32_t& budget);
   void admit_waiting(SchedulerOutput& out, std::int32_t& budget);
   void preempt(Request& r, SchedulerOutput& out, std::int32_t& budget);

@@ -18,6 +18,11 @@ struct SchedulerConfig {
   // over several steps and the decodes beside it keep short steps (lower
   // inter-token latency, later first token). 0: off.
   std::int32_t long_prefill_token_threshold = 0;
+  // Speculative decoding with a model drafter: KV slots reserved past a
+  // caught-up request's tokens, so the drafter can write its K draft
+  // positions after the step (vLLM's num_lookahead_tokens). Dropped
+  // before anyone is preempted for them. 0: none.
+  std::int32_t num_lookahead_tokens = 0;
 };
 
 // What a caller submits; the scheduler assigns the id.

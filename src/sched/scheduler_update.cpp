@@ -57,7 +57,7 @@ void Scheduler::commit_verified(Request& r, const ScheduledRequest& s, const Req
         result.samples[static_cast<std::size_t>(i)].token == drafts[static_cast<std::size_t>(i)],
         "an accepted token differs from its draft");
   r.num_computed_tokens += a;
-  if (s.num_spec > a) kv_.truncate(r.id, r.num_computed_tokens);
+  if (s.num_spec > a) kv_.truncate(r.id, r.num_computed_tokens + config_.num_lookahead_tokens);
   SequenceOutput o{r.id, r.parent_id, r.sample_index, {}, FinishReason::kNone};
   for (const SampledToken& t : result.samples) {
     r.tokens.push_back(t.token);
@@ -106,6 +106,9 @@ void Scheduler::fork_child(Request& parent, std::int32_t k, const SampledToken& 
   c->block_hashes = parent.block_hashes;
   transition(*c, RequestStatus::kRunning);
   kv_.fork(parent.id, c->id);
+  // Lookahead blocks hold no computed position: the child does not share
+  // them (a shared block is written in place only as a fork's last one).
+  kv_.truncate(c->id, c->num_computed_tokens);
   Request* raw = c.get();
   requests_.emplace(raw->id, std::move(c));
   insert_running(raw);

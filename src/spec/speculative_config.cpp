@@ -32,13 +32,14 @@ std::string string_of(const json& v, const char* key) {
   return v.get<std::string>();
 }
 
+constexpr const char* kImplemented = "(implemented: \"ngram\", \"layer_skip\")";
+
 SpecMethod method_of(const std::string& m) {
   if (m == "ngram" || m == "[ngram]") return SpecMethod::kNgram;
-  if (m == "draft_model" || m == "layer_skip" || m == "eagle" || m == "eagle3" || m == "medusa" ||
-      m == "mtp") {
-    fail("method \"" + m + "\" is not implemented in folio yet (implemented: \"ngram\")");
-  }
-  fail("unknown method \"" + m + "\" (implemented: \"ngram\")");
+  if (m == "layer_skip") return SpecMethod::kLayerSkip;
+  if (m == "draft_model" || m == "eagle" || m == "eagle3" || m == "medusa" || m == "mtp")
+    fail("method \"" + m + "\" is not implemented in folio yet " + kImplemented);
+  fail("unknown method \"" + m + "\" " + kImplemented);
 }
 
 }  // namespace
@@ -49,8 +50,28 @@ const char* spec_method_name(SpecMethod m) {
       return "off";
     case SpecMethod::kNgram:
       return "ngram";
+    case SpecMethod::kLayerSkip:
+      return "layer_skip";
   }
   return "?";
+}
+
+std::int32_t default_draft_layers(std::int32_t n_layer) {
+  return std::max(1, n_layer / 2);
+}
+
+std::vector<std::size_t> draft_layer_list(const SpeculativeConfig& c, std::int32_t n_layer) {
+  const std::int32_t n = c.num_layers > 0 ? c.num_layers : default_draft_layers(n_layer);
+  if (n < 1 || n > n_layer) {
+    fail("\"num_layers\" must be in [1, " + std::to_string(n_layer) + "] for this " +
+         std::to_string(n_layer) + "-layer model, got " + std::to_string(n));
+  }
+  std::vector<std::size_t> out;
+  const std::int32_t head = c.layer_selection == "first" ? n : (n + 1) / 2;
+  for (std::int32_t l = 0; l < head; ++l) out.push_back(static_cast<std::size_t>(l));
+  for (std::int32_t l = n_layer - (n - head); l < n_layer; ++l)
+    out.push_back(static_cast<std::size_t>(l));
+  return out;
 }
 
 std::string SpeculativeConfig::describe() const {
@@ -99,6 +120,13 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
       lookup_min = int_in(v, "prompt_lookup_min", 1, kMaxPromptLookup);
     } else if (key == "prompt_lookup_max") {
       lookup_max = int_in(v, "prompt_lookup_max", 1, kMaxPromptLookup);
+    } else if (key == "num_layers") {
+      c.num_layers = int_in(v, "num_layers", 1, 1 << 16);
+    } else if (key == "layer_selection") {
+      c.layer_selection = string_of(v, "layer_selection");
+      if (c.layer_selection != "first" && c.layer_selection != "ends")
+        fail("\"layer_selection\" must be \"first\" or \"ends\", got \"" + c.layer_selection +
+             "\"");
     } else if (key == "disable_by_batch_size") {
       c.disable_by_batch_size = int_in(v, "disable_by_batch_size", 0, 1 << 20);
     } else if (key == "max_batch_rows") {
@@ -106,17 +134,24 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     } else {
       fail("unknown key \"" + key +
            "\" (known: method, model, num_speculative_tokens, prompt_lookup_min, "
-           "prompt_lookup_max, disable_by_batch_size, max_batch_rows)");
+           "prompt_lookup_max, num_layers, layer_selection, disable_by_batch_size, "
+           "max_batch_rows)");
     }
   }
   // vLLM's older spelling: {"model": "ngram"} without a method.
   if (!method && model && (*model == "ngram" || *model == "[ngram]")) method = *model;
-  if (!method) fail("\"method\" is required (implemented: \"ngram\")");
+  if (!method) fail(std::string("\"method\" is required ") + kImplemented);
   c.method = method_of(*method);
+  const bool ngram = c.method == SpecMethod::kNgram;
+  if (!ngram && (lookup_min || lookup_max))
+    fail("\"prompt_lookup_min\" / \"prompt_lookup_max\" are for method \"ngram\"");
+  if (c.method != SpecMethod::kLayerSkip && (c.num_layers != 0 || j.contains("layer_selection")))
+    fail("\"num_layers\" / \"layer_selection\" are for method \"layer_skip\"");
   if (model && !model->empty() && *model != "ngram" && *model != "[ngram]")
     fail("\"model\" is not used by method \"" + *method + "\"");
   if (!k) fail("\"num_speculative_tokens\" is required");
   c.num_speculative_tokens = *k;
+  if (!ngram) return c;
   if (!lookup_min && !lookup_max) {
     lookup_min = lookup_max = 5;  // vLLM's defaults
   } else if (!lookup_min) {

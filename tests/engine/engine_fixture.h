@@ -62,6 +62,18 @@ struct RealEngine : RunnerHolder, LLMEngine {
   explicit RealEngine(const EngineConfig& c) : LLMEngine(runner, smollm().eos, c) {}
 };
 
+// The same with what c.speculative needs of the runner set up first (the
+// layer_skip drafter), as the CLI's EngineStack does.
+struct RealEngineWith : RunnerHolder, LLMEngine {
+  explicit RealEngineWith(EngineConfig c) : LLMEngine(runner, smollm().eos, resolve(c)) {}
+
+ private:
+  EngineConfig& resolve(EngineConfig& c) {
+    c.speculative = runner.configure_speculation(c.speculative);
+    return c;
+  }
+};
+
 inline std::unique_ptr<RealEngine> make_engine(const EngineConfig& c) {
   return std::make_unique<RealEngine>(c);
 }

@@ -357,6 +357,27 @@ TEST(EngineSpec, SampledTokensAreDistributedAsWithoutDrafts) {
   EXPECT_GT(y2, critical(dfy)) << "df " << dfy;
 }
 
+// A model drafter (layer_skip's path): the scheduler reserves lookahead
+// slots, the runner drafts into them after each step, and greedy outputs
+// stay those of plain decoding, batched, under preemption and with n = 2.
+TEST(EngineSpec, RunnerDraftsUseLookaheadSlotsAndStayLossless) {
+  const auto jobs = greedy_jobs();
+  for (std::int32_t blocks : {256, 40}) {
+    const auto ref = run(jobs, config(blocks, 0));
+    EngineConfig c = config(blocks, 3);
+    c.speculative.method = spec::SpecMethod::kLayerSkip;  // drafts with the runner
+    EngineStats st;
+    const auto got = run(jobs, c, nullptr, &st);
+    SCOPED_TRACE("blocks " + std::to_string(blocks));
+    expect_same(ref, got);
+    EXPECT_GT(st.spec_num_accepted_tokens, st.spec_num_draft_tokens / 4);
+    EXPECT_LT(st.spec_num_accepted_tokens, st.spec_num_draft_tokens);
+    if (blocks == 40) {
+      EXPECT_GT(st.num_preemptions, 0);
+    }
+  }
+}
+
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {
   const auto jobs = sampled_jobs(200, 0.8f);
   const auto a = run(jobs, config(1024, 4), std::make_unique<PeakProposer>());

@@ -82,6 +82,27 @@ class FakeModelRunner final : public ModelRunner {
     return out;
   }
 
+  // A model drafter over the same KV: it reads the history through the
+  // table, writes each input token into its slot (as a drafter writes K/V,
+  // so the slots must be reserved), and proposes the fake model's own next
+  // tokens, except at positions divisible by 3 (a wrong token).
+  void draft(std::span<DraftRequest> requests) override {
+    ++drafts_;
+    for (DraftRequest& r : requests) {
+      std::vector<TokenId> h = kv_.history(r.seq, r.pos - 1);
+      h.push_back(r.last);
+      r.out.clear();
+      for (std::int32_t i = 0; i < r.k; ++i) {
+        kv_.write(r.seq, r.pos + i, h.back());
+        TokenId t = fake_next(h);
+        if ((r.pos + i) % 3 == 0) t = t % (kFakeVocab - 2) + 1;
+        r.out.push_back(t);
+        h.push_back(t);
+      }
+    }
+  }
+  int drafts() const { return drafts_; }
+
   void fail_on(int execute_index) { fail_on_ = execute_index; }
   // While paused, execute() waits (a step that takes as long as the test wants).
   void pause(bool p) {
@@ -109,6 +130,7 @@ class FakeModelRunner final : public ModelRunner {
   sched::testing::FakeKvStore kv_;
   std::vector<float> logits_;
   int executes_ = 0;
+  int drafts_ = 0;
   int fail_on_ = -1;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -54,6 +54,16 @@ class FakeKvStore {
     }
   }
 
+  // One position's "K/V" outside a plan (a drafter's write).
+  void write(SeqId seq, std::int32_t pos, TokenId token) {
+    const auto& table = tables_[seq];
+    if (pos / bs_ >= static_cast<std::int32_t>(table.size())) {
+      errors_.push_back("no slot for draft position " + std::to_string(pos));
+      return;
+    }
+    at(table, pos) = {token, pos};
+  }
+
   // Positions 0..last of `seq`, read through its block table.
   std::vector<TokenId> history(SeqId seq, std::int32_t last) {
     const auto& table = tables_[seq];

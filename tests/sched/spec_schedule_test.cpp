@@ -186,3 +186,50 @@ TEST(SpecSchedule, RandomDraftsUnderPreemptionMatchTheReference) {
 
 }  // namespace
 }  // namespace folio::sched::testing
+
+namespace folio::sched::testing {
+namespace {
+
+// num_lookahead_tokens: a caught-up request keeps that many slots reserved
+// past its tokens (a model drafter writes there); rejected drafts shrink the
+// table back to verified + lookahead; a fork's child does not share the
+// parent's lookahead blocks; lookahead is dropped before anyone is preempted.
+TEST(SpecSchedule, LookaheadSlotsForAModelDrafter) {
+  SchedulerConfig c = cfg(16);
+  c.num_lookahead_tokens = 3;
+  Harness h(c, {32, 4, true, nullptr});
+  const SeqId a = h.sched.add_request(spec(prompt_of(1, 6), 10));
+  h.step();  // prefill 6 + lookahead 3: 9 slots
+  EXPECT_EQ(h.sched.kv().table(a)->num_slots, 9);
+  EXPECT_EQ(h.sched.kv().table(a)->blocks, (V{0, 1, 2}));
+  auto d = future(h.sched.find(a)->tokens, 3);
+  d[0] += 1;  // rejected at once
+  ASSERT_TRUE(h.sched.set_spec_tokens(a, d));
+  h.step();  // positions 6..9 + 3 ahead reserved, then back to 7 + 3
+  EXPECT_EQ(h.sched.find(a)->num_computed_tokens, 7);
+  EXPECT_EQ(h.sched.kv().table(a)->num_slots, 10);
+  EXPECT_EQ(h.sched.kv().table(a)->blocks.size(), 3u);
+
+  const SeqId b = h.sched.add_request(spec(prompt_of(40, 4), 4, 1, 0, /*n=*/2));
+  h.step();  // b's prompt: 4 + 3 ahead (blocks x, y), then the fork
+  SeqId child;
+  for (const auto& [id, col] : h.out)
+    if (col.parent_id == b && id != b) child = id;
+  ASSERT_TRUE(child.valid());
+  EXPECT_EQ(h.sched.kv().table(child)->num_slots, 4);  // computed only
+  ASSERT_EQ(h.sched.kv().table(child)->blocks.size(), 1u);
+  ASSERT_EQ(h.sched.kv().table(b)->blocks.size(), 2u);
+  EXPECT_EQ(h.sched.kv().pool().ref_count(h.sched.kv().table(b)->blocks[1]), 1);
+  h.run_to_completion();
+  EXPECT_EQ(h.out[a].tokens, reference_output(prompt_of(1, 6), 10, 0, never_stop));
+  EXPECT_EQ(h.sched.kv().stats().blocks_used, 0);
+
+  // A pool with room for the tokens but not the lookahead: no preemption.
+  Harness g(c, {2, 4, true, nullptr});
+  g.sched.add_request(spec(prompt_of(1, 7), 2));
+  g.run_to_completion();
+  EXPECT_EQ(g.sched.num_preemptions(), 0);
+}
+
+}  // namespace
+}  // namespace folio::sched::testing

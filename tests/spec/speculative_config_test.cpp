@@ -102,3 +102,38 @@ TEST(SpeculativeConfig, LoadRuleShrinksDraftsAsTheBatchGrows) {
 
 }  // namespace
 }  // namespace folio::spec
+
+namespace folio::spec {
+namespace {
+
+TEST(SpeculativeConfig, LayerSkipKeysAndLayerLists) {
+  auto c = parse_speculative_config(
+      R"({"method": "layer_skip", "num_speculative_tokens": 3, "num_layers": 6})");
+  EXPECT_EQ(c.method, SpecMethod::kLayerSkip);
+  EXPECT_TRUE(c.drafts_with_model());
+  EXPECT_EQ(c.layer_selection, "ends");
+  EXPECT_EQ(draft_layer_list(c, 10), (std::vector<std::size_t>{0, 1, 2, 7, 8, 9}));
+  c.layer_selection = "first";
+  EXPECT_EQ(draft_layer_list(c, 10), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  c.num_layers = 5;
+  c.layer_selection = "ends";
+  EXPECT_EQ(draft_layer_list(c, 10), (std::vector<std::size_t>{0, 1, 2, 8, 9}));
+  c.num_layers = 0;  // the default
+  EXPECT_EQ(draft_layer_list(c, 30).size(), static_cast<std::size_t>(default_draft_layers(30)));
+  c.num_layers = 11;
+  EXPECT_THROW(draft_layer_list(c, 10), Error);
+  EXPECT_NE(error_of(R"({"method": "layer_skip", "num_speculative_tokens": 3,)"
+                     R"( "layer_selection": "middle"})")
+                .find("\"layer_selection\" must be"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 3, "num_layers": 4})")
+                .find("are for method \"layer_skip\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "layer_skip", "num_speculative_tokens": 3,)"
+                     R"( "prompt_lookup_max": 4})")
+                .find("are for method \"ngram\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace folio::spec
