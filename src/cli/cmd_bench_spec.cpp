@@ -37,7 +37,7 @@ namespace folio::cli {
 namespace {
 
 struct SpecArgs {
-  std::string model, dataset, concurrency = "8,32";
+  std::string model, dataset, concurrency = "8,32", write_prompts;
   int repetitions = 3;
   bool json_out = false;
   EngineFlags engine;
@@ -190,6 +190,17 @@ int bench_spec(const SpecArgs& a) {
   if (a.repetitions < 1) throw Error("-r/--repetitions must be >= 1");
   std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model), a.engine);
   const auto prompts = read_dataset(a, *m);
+  if (!a.write_prompts.empty()) {  // the rendered prompts, for other engines' tools
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const std::string path =
+          a.write_prompts + "/" + std::to_string(i) + "." + prompts[i].category + ".txt";
+      std::ofstream f(path, std::ios::binary);
+      if (!f) throw Error("--write-prompts: cannot write " + path);
+      f << m->tok.decode(prompts[i].tokens, {.render_special = true});
+    }
+    std::printf("wrote %zu prompts to %s\n", prompts.size(), a.write_prompts.c_str());
+    return 0;
+  }
   auto off = make_engine(*m, off_flags);
   auto on = make_engine(*m, on_flags);
   print_engine_summary(*on);
@@ -230,6 +241,7 @@ int bench_spec(const SpecArgs& a) {
   }
   std::fprintf(stderr, "\n");
   nlohmann::ordered_json js;
+  js["speculative"] = on->core.config().speculative.describe();
   std::printf("\n== single-stream decode (tokens/s after the first token, median of %d runs) ==\n",
               a.repetitions);
   std::printf("%-10s %8s %10s %10s %8s\n", "category", "prompts", "plain t/s", "spec t/s", "ratio");
@@ -238,7 +250,14 @@ int bench_spec(const SpecArgs& a) {
     std::printf("%-10s %8zu %10.1f %10.1f %7.2fx\n", cat.c_str(),
                 v.size() / static_cast<std::size_t>(a.repetitions), mo, mn, mo > 0 ? mn / mo : 0);
     std::printf("           %s\n", spec_summary(spec_by_cat[cat]).c_str());
-    js["single"][cat] = {{"plain_tps", mo}, {"spec_tps", mn}, {"ratio", mo > 0 ? mn / mo : 0}};
+    const engine::EngineStats& sc = spec_by_cat[cat];
+    js["single"][cat] = {{"plain_tps", mo},
+                         {"spec_tps", mn},
+                         {"ratio", mo > 0 ? mn / mo : 0},
+                         {"drafts", sc.spec_num_drafts},
+                         {"draft_tokens", sc.spec_num_draft_tokens},
+                         {"accepted", sc.spec_num_accepted_tokens},
+                         {"accepted_per_pos", sc.spec_accepted_per_pos}};
   }
   std::printf("outputs differing between plain and speculative: %d (must be 0)\n", mismatches);
 
@@ -288,6 +307,9 @@ Command register_bench_spec(CLI::App& app) {
   sub->add_option("--concurrency", a->concurrency,
                   "Comma list of concurrent requests for aggregate throughput ('' skips)")
       ->capture_default_str();
+  sub->add_option("--write-prompts", a->write_prompts,
+                  "Write each rendered prompt to DIR/<i>.<category>.txt and exit (for other "
+                  "engines' tools, bench/spec_decode.sh)");
   sub->add_flag("--json", a->json_out, "Also print the results as JSON");
   add_engine_flags(sub, a->engine);
   return {sub, [a]() { return bench_spec(*a); }};

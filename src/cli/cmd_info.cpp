@@ -24,6 +24,7 @@
 #include "kernels/kv_row.h"
 #include "model/config.h"
 #include "model/model.h"
+#include "spec/speculative_config.h"
 
 namespace folio::cli {
 
@@ -37,6 +38,7 @@ struct InfoArgs {
   std::uint64_t num_seqs = 1;
   bool json = false;
   bool metadata = false;
+  std::string speculative_config;  // validated against the model and described
 };
 
 // The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
@@ -227,6 +229,9 @@ Json load_json(const gguf::GgufFile& f) {
 }
 
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
+  // A bad --speculative-config is the user's error (thrown), not the file's.
+  spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
+  std::int32_t n_layer = 0;
   Json r = {{"file",
              {{"path", f.source()},
               {"version", f.version()},
@@ -239,11 +244,22 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     r["tensors"] = tensors_json(f);
     r["kv_cache"] = kv_json(c, a);
     r["load"] = load_json(f);
+    n_layer = static_cast<std::int32_t>(c.n_layer);
   } catch (const Error& e) {
     // Still describe the file; say why there is no model config.
     r["model_error"] = e.what();
     r["tokenizer"] = tokenizer_json(f);
     r["tensors"] = tensors_json(f);
+  }
+  if (n_layer > 0) {
+    Json sj = {{"method", spec::spec_method_name(sc.method)}};
+    if (sc.enabled()) sj["num_speculative_tokens"] = sc.num_speculative_tokens;
+    if (sc.method == spec::SpecMethod::kLayerSkip) {
+      sj["draft_layers"] = spec::draft_layer_list(sc, n_layer);
+      if (sc.num_layers == 0) sc.num_layers = spec::default_draft_layers(n_layer);
+    }
+    sj["description"] = sc.describe();
+    r["speculative"] = sj;
   }
   if (a.metadata) {
     Json md = Json::object();
@@ -337,6 +353,12 @@ void print_text(const Json& r) {
     }
   }
 
+  if (r.contains("speculative")) {
+    std::printf("speculative decoding: %s\n",
+                r["speculative"]["description"].get<std::string>().c_str());
+    if (r["speculative"].contains("draft_layers"))
+      std::printf("  draft layers: %s\n", r["speculative"]["draft_layers"].dump().c_str());
+  }
   if (r.contains("kv_cache")) {
     const Json& kv = r["kv_cache"];
     std::printf("KV cache (K+V, all layers):\n  per token: %s\n",
@@ -369,6 +391,8 @@ Command register_info(CLI::App& app) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
   sub->add_flag("--json", a->json, "print the report as one JSON object");
   sub->add_flag("--metadata", a->metadata, "also list every metadata key");
+  sub->add_option("--speculative-config", a->speculative_config,
+                  "check a speculative-decoding config against this model and describe it");
   return {sub, [a]() {
             const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
             const Json report = build_report(f, *a);

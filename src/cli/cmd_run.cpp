@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "engine/output_processor.h"
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
 #include "model/contiguous_kv_cache.h"
@@ -45,6 +46,7 @@ struct RunArgs {
   std::string precision = "fast";
   int activation_bits = 16;
   bool raw = false;
+  std::string speculative_config;  // non-empty: through the engine, with drafts
 };
 
 int default_threads() {
@@ -84,8 +86,58 @@ sampling::SamplingParams sampling_params(const RunArgs& a) {
   return p;
 }
 
+// --speculative-config: the same generation through the paged engine, whose
+// step verifies the drafts (spec/), streamed by the one output processor.
+int run_on_engine(const RunArgs& a) {
+  if (a.precision != "fast")
+    throw Error("--speculative-config runs on the engine, which uses --precision fast");
+  EngineFlags f;
+  f.threads = a.threads;
+  f.activation_bits = a.activation_bits;
+  f.speculative_config = a.speculative_config;
+  f.max_num_seqs = 1;
+  Stopwatch load_time;
+  const std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model), f);
+  const auto prompt = prompt_tokens(a, *m->file, m->tok);
+  if (prompt.empty()) throw Error("the prompt is empty after tokenization");
+  f.max_model_len = static_cast<int>(prompt.size()) + std::max(a.n_predict, 1);
+  f.kv_cache_memory = "256MiB";
+  const std::unique_ptr<EngineStack> e = make_engine(*m, f);
+  std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(),
+               load_time.seconds());
+  print_engine_summary(*e);
+  if (a.n_predict == 0) return 0;
+  engine::EngineRequest r;
+  r.id = engine::RequestId{1};
+  r.prompt = prompt;
+  r.params = sampling_params(a);
+  engine::OutputProcessor out(m->tok, r.params, 1);
+  auto channel = e->core.add_request(std::move(r));
+  Stopwatch gen_time;
+  std::size_t n_gen = 0;
+  while (!out.finished() && e->core.has_unfinished()) {
+    e->core.step();
+    for (const engine::RequestOutput& o : channel->drain()) {
+      if (!o.error.empty()) throw Error(o.error);
+      for (const engine::TextDelta& d : out.apply(o)) {
+        n_gen += d.token_ids.size();
+        std::fwrite(d.text.data(), 1, d.text.size(), stdout);
+      }
+    }
+    std::fflush(stdout);
+  }
+  std::fputc('\n', stdout);
+  const double gen_s = gen_time.seconds();
+  std::fprintf(stderr, "folio: prompt %zu tokens; generated %zu tokens in %.3f s (%.1f t/s)\n",
+               prompt.size(), n_gen, gen_s, static_cast<double>(n_gen) / std::max(gen_s, 1e-9));
+  if (const std::string spec = spec_summary(e->core.stats()); !spec.empty())
+    std::fprintf(stderr, "folio: %s\n", spec.c_str());
+  return 0;
+}
+
 int run(const RunArgs& a) {
   if (a.n_predict < 0) throw Error("-n must be >= 0");
+  if (!a.speculative_config.empty()) return run_on_engine(a);
   const int threads = a.threads > 0 ? a.threads : default_threads();
   Stopwatch load_time;
   const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
@@ -168,6 +220,8 @@ Command register_run(CLI::App& app) {
       ->capture_default_str();
   add_activation_bits_flag(sub, a->activation_bits);
   sub->add_flag("--raw", a->raw, "Do not apply the model's chat template to the prompt");
+  sub->add_option("--speculative-config", a->speculative_config,
+                  "Speculative decoding (JSON, as on serve); runs the prompt through the engine");
   return {sub, [a]() { return run(*a); }};
 }
 

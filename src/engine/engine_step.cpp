@@ -117,6 +117,7 @@ void LLMEngine::verify(const sched::ScheduledRequest& s, SampleStream& st,
     if (!v.accepted || verdict != FinishReason::kNone) break;
   }
   if (s.num_spec > 0) {
+    st.acceptance.observe(s.num_spec, rr.num_accepted);
     ++spec_drafts_;
     spec_draft_tokens_ += static_cast<std::uint64_t>(s.num_spec);
     spec_accepted_ += static_cast<std::uint64_t>(rr.num_accepted);
@@ -125,8 +126,9 @@ void LLMEngine::verify(const sched::ScheduledRequest& s, SampleStream& st,
 }
 
 // Drafts for every caught-up single-sample sequence, as many as the load
-// rule allows this step (spec::draft_tokens_per_request) and max_tokens
-// leaves room for; the next schedule() takes them.
+// rule allows this step (spec::draft_tokens_per_request), its own record of
+// accepted drafts makes worth a row (spec::AcceptanceEstimate) and
+// max_tokens leaves room for; the next schedule() takes them.
 void LLMEngine::propose() {
   if (!proposer_) return;
   const std::int32_t k = spec::draft_tokens_per_request(config_.speculative, sched_.num_running());
@@ -136,7 +138,12 @@ void LLMEngine::propose() {
     if (r->pending_samples() != 1 || r->num_tokens() - r->num_computed_tokens != 1) continue;
     const std::int32_t room = r->max_tokens - r->num_output_tokens() - 1;
     if (room < 1) continue;
-    queries_.push_back({r->id.value(), r->tokens, std::min(k, room), {}});
+    const SeqRef& ref = seqs_.at(r->id);
+    SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
+    const std::int32_t want =
+        adaptive_ ? st.acceptance.draft_length(std::min(k, room)) : std::min(k, room);
+    if (want < 1) continue;
+    queries_.push_back({r->id.value(), r->tokens, want, {}});
   }
   if (queries_.empty()) return;
   proposer_->propose(queries_);

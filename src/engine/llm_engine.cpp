@@ -76,6 +76,7 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
   if (config_.speculative.enabled()) {
     proposer_ =
         proposer ? std::move(proposer) : make_proposer(config_.speculative, runner_, sched_);
+    adaptive_ = config_.speculative.adaptive;
     spec_accepted_per_pos_.assign(
         static_cast<std::size_t>(config_.speculative.num_speculative_tokens), 0);
   }

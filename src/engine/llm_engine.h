@@ -124,6 +124,7 @@ class LLMEngine {
   std::vector<Live*> touched_;
   std::uint64_t generated_ = 0;
   std::unique_ptr<spec::Proposer> proposer_;  // null: no speculative decoding
+  bool adaptive_ = true;                      // per-request draft length (config)
   std::vector<spec::DraftQuery> queries_;     // propose() scratch
 
   mutable std::mutex stats_mu_;

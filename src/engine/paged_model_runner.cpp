@@ -72,14 +72,14 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
   return out;
 }
 
-void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers) {
-  drafter_.emplace(model_, std::move(layers));
+void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers, float p_min) {
+  drafter_.emplace(model_, std::move(layers), p_min);
 }
 
 spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::SpeculativeConfig c) {
   if (c.method != spec::SpecMethod::kLayerSkip) return c;
   const auto n_layer = static_cast<std::int32_t>(model_.config().n_layer);
-  enable_layer_skip(spec::draft_layer_list(c, n_layer));
+  enable_layer_skip(spec::draft_layer_list(c, n_layer), c.draft_p_min);
   if (c.num_layers == 0) c.num_layers = spec::default_draft_layers(n_layer);
   return c;
 }

@@ -44,7 +44,7 @@ class PagedModelRunner final : public ModelRunner {
   void draft(std::span<DraftRequest> requests) override;
 
   // Self-speculation: `layers` of the model draft (spec/layer_skip_drafter.h).
-  void enable_layer_skip(std::vector<std::size_t> layers);
+  void enable_layer_skip(std::vector<std::size_t> layers, float p_min = 0);
   // Sets up what `c` needs of the runner (layer_skip: the drafter, its
   // num_layers resolved for this model) and returns `c` resolved. Throws
   // folio::Error for a num_layers the model does not have.

@@ -17,6 +17,7 @@
 #include "kv/types.h"
 #include "sampling/sampler.h"
 #include "spec/rejection.h"
+#include "spec/speculative_config.h"
 
 namespace folio::engine {
 
@@ -47,7 +48,8 @@ class SampleStream {
   // Moves the pending delta out (dirty flag cleared).
   SampleDelta take_pending();
 
-  kv::SeqId seq;  // its scheduler sequence (invalid until it exists there)
+  kv::SeqId seq;                        // its scheduler sequence (invalid until it exists there)
+  spec::AcceptanceEstimate acceptance;  // of its drafts (adaptive draft length)
 
  private:
   sampling::Sampler sampler_;

@@ -1,5 +1,6 @@
 #include "spec/layer_skip_drafter.h"
 
+#include <cmath>
 #include <utility>
 
 #include "base/error.h"
@@ -7,8 +8,21 @@
 
 namespace folio::spec {
 
-LayerSkipDrafter::LayerSkipDrafter(const model::Model& model, std::vector<std::size_t> layers)
-    : model_(model), layers_(std::move(layers)) {}
+namespace {
+
+// Softmax probability of the largest logit.
+float top_probability(std::span<const float> logits, TokenId best) {
+  const float m = logits[static_cast<std::size_t>(best)];
+  double total = 0;
+  for (float l : logits) total += std::exp(static_cast<double>(l - m));
+  return static_cast<float>(1.0 / total);
+}
+
+}  // namespace
+
+LayerSkipDrafter::LayerSkipDrafter(const model::Model& model, std::vector<std::size_t> layers,
+                                   float p_min)
+    : model_(model), layers_(std::move(layers)), p_min_(p_min) {}
 
 void LayerSkipDrafter::draft(std::span<DraftRun> runs, model::KvCache& kv, model::Workspace& ws,
                              kernels::ThreadPool& pool) {
@@ -26,8 +40,16 @@ void LayerSkipDrafter::draft(std::span<DraftRun> runs, model::KvCache& kv, model
     }
     if (batch_.empty()) return;
     const auto logits = model_.forward(batch_, kv, ws, pool, layers_);
-    for (std::size_t j = 0; j < live_.size(); ++j)
-      runs[live_[j]].out.push_back(sampling::argmax(logits.subspan(j * vocab, vocab)));
+    for (std::size_t j = 0; j < live_.size(); ++j) {
+      DraftRun& r = runs[live_[j]];
+      const auto row = logits.subspan(j * vocab, vocab);
+      const TokenId best = sampling::argmax(row);
+      if (p_min_ > 0 && top_probability(row, best) < p_min_) {
+        r.k = static_cast<std::int32_t>(r.out.size());  // unsure: stop this run here
+        continue;
+      }
+      r.out.push_back(best);
+    }
   }
 }
 

@@ -13,7 +13,11 @@
 //                               still drafting, its newest token at its
 //                               position, one batch for all runs; the
 //                               argmax is the next draft (greedy drafts:
-//                               the verifier's q is one-hot)
+//                               the verifier's q is one-hot). A run stops
+//                               early when the draft's own probability of
+//                               its argmax is below p_min (llama.cpp's
+//                               --draft-p-min): an unsure draft is
+//                               usually rejected, and its row costs.
 //
 // The caller reserves KV slots for positions [pos, pos + k) of every run
 // and binds batch sequence id `seq` of each run in `kv`.
@@ -42,7 +46,7 @@ class LayerSkipDrafter {
  public:
   // `layers`: increasing indices of the model's layers, at least one
   // (checked by the forward pass).
-  LayerSkipDrafter(const model::Model& model, std::vector<std::size_t> layers);
+  LayerSkipDrafter(const model::Model& model, std::vector<std::size_t> layers, float p_min = 0);
 
   const std::vector<std::size_t>& layers() const { return layers_; }
   void draft(std::span<DraftRun> runs, model::KvCache& kv, model::Workspace& ws,
@@ -51,6 +55,7 @@ class LayerSkipDrafter {
  private:
   const model::Model& model_;
   std::vector<std::size_t> layers_;
+  float p_min_;
   model::Batch batch_;
   std::vector<std::size_t> live_;  // runs in this round's batch
 };

@@ -1,6 +1,7 @@
 #include "spec/speculative_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -57,7 +58,7 @@ const char* spec_method_name(SpecMethod m) {
 }
 
 std::int32_t default_draft_layers(std::int32_t n_layer) {
-  return std::max(1, n_layer / 2);
+  return std::max(1, n_layer * 4 / 5);
 }
 
 std::vector<std::size_t> draft_layer_list(const SpeculativeConfig& c, std::int32_t n_layer) {
@@ -82,7 +83,14 @@ std::string SpeculativeConfig::describe() const {
     s += " lookup=[" + std::to_string(prompt_lookup_min) + "," + std::to_string(prompt_lookup_max) +
          "]";
   }
+  if (method == SpecMethod::kLayerSkip) {
+    char p[16];
+    std::snprintf(p, sizeof p, "%.2f", static_cast<double>(draft_p_min));
+    s += " layers=" + (num_layers > 0 ? std::to_string(num_layers) : std::string("default")) +
+         " (" + layer_selection + ") p_min=" + p;
+  }
   s += " max_batch_rows=" + std::to_string(max_batch_rows);
+  s += adaptive ? " adaptive" : " fixed-k";
   if (disable_by_batch_size > 0)
     s += " disable_by_batch_size=" + std::to_string(disable_by_batch_size);
   return s;
@@ -94,6 +102,34 @@ std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t n
   if (c.max_batch_rows <= 0) return c.num_speculative_tokens;
   const std::int32_t k = c.max_batch_rows / num_running - 1;
   return std::clamp(k, 0, c.num_speculative_tokens);
+}
+
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k) {
+  std::int32_t j = 0;
+  double worth = 1;
+  while (j < k) {
+    worth *= acceptance;
+    if (worth < kMinDraftWorth) break;
+    ++j;
+  }
+  return j;
+}
+
+void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t accepted) {
+  if (drafts < 1) return;
+  const std::int32_t judged = accepted < drafts ? accepted + 1 : drafts;
+  value = (1 - kWeight) * value + kWeight * static_cast<double>(accepted) / judged;
+}
+
+std::int32_t AcceptanceEstimate::draft_length(std::int32_t k) {
+  const std::int32_t j = adaptive_draft_length(value, k);
+  if (j > 0 || k < 1) {
+    idle_steps = 0;
+    return j;
+  }
+  if (++idle_steps < kProbeEvery) return 0;
+  idle_steps = 0;
+  return 1;  // a probe
 }
 
 SpeculativeConfig parse_speculative_config(const std::string& text) {
@@ -122,6 +158,11 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
       lookup_max = int_in(v, "prompt_lookup_max", 1, kMaxPromptLookup);
     } else if (key == "num_layers") {
       c.num_layers = int_in(v, "num_layers", 1, 1 << 16);
+    } else if (key == "draft_p_min") {
+      if (!v.is_number()) fail("\"draft_p_min\" must be a number, got " + v.dump());
+      const double x = v.get<double>();
+      if (!(x >= 0 && x <= 1)) fail("\"draft_p_min\" must be in [0, 1], got " + v.dump());
+      c.draft_p_min = static_cast<float>(x);
     } else if (key == "layer_selection") {
       c.layer_selection = string_of(v, "layer_selection");
       if (c.layer_selection != "first" && c.layer_selection != "ends")
@@ -129,13 +170,16 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
              "\"");
     } else if (key == "disable_by_batch_size") {
       c.disable_by_batch_size = int_in(v, "disable_by_batch_size", 0, 1 << 20);
+    } else if (key == "adaptive") {
+      if (!v.is_boolean()) fail("\"adaptive\" must be true or false, got " + v.dump());
+      c.adaptive = v.get<bool>();
     } else if (key == "max_batch_rows") {
       c.max_batch_rows = int_in(v, "max_batch_rows", 0, 1 << 20);
     } else {
       fail("unknown key \"" + key +
            "\" (known: method, model, num_speculative_tokens, prompt_lookup_min, "
-           "prompt_lookup_max, num_layers, layer_selection, disable_by_batch_size, "
-           "max_batch_rows)");
+           "prompt_lookup_max, num_layers, layer_selection, draft_p_min, "
+           "adaptive, disable_by_batch_size, max_batch_rows)");
     }
   }
   // vLLM's older spelling: {"model": "ngram"} without a method.
@@ -145,8 +189,9 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
   const bool ngram = c.method == SpecMethod::kNgram;
   if (!ngram && (lookup_min || lookup_max))
     fail("\"prompt_lookup_min\" / \"prompt_lookup_max\" are for method \"ngram\"");
-  if (c.method != SpecMethod::kLayerSkip && (c.num_layers != 0 || j.contains("layer_selection")))
-    fail("\"num_layers\" / \"layer_selection\" are for method \"layer_skip\"");
+  if (c.method != SpecMethod::kLayerSkip &&
+      (c.num_layers != 0 || j.contains("layer_selection") || j.contains("draft_p_min")))
+    fail("\"num_layers\" / \"layer_selection\" / \"draft_p_min\" are for method \"layer_skip\"");
   if (model && !model->empty() && *model != "ngram" && *model != "[ngram]")
     fail("\"model\" is not used by method \"" + *method + "\"");
   if (!k) fail("\"num_speculative_tokens\" is required");

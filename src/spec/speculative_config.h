@@ -22,7 +22,9 @@ enum class SpecMethod { kNone, kNgram, kLayerSkip };
 
 // The default of max_batch_rows (measured on the 2-core AMD EPYC of
 // docs/PERFORMANCE.md; set it per machine).
-inline constexpr std::int32_t kDefaultMaxBatchRows = 32;
+inline constexpr std::int32_t kDefaultMaxBatchRows = 8;
+// The default of draft_p_min (measured with layer_skip, docs/PERFORMANCE.md).
+inline constexpr float kDefaultDraftPMin = 0.5f;
 
 const char* spec_method_name(SpecMethod m);
 
@@ -38,6 +40,9 @@ struct SpeculativeConfig {
   // skipped).
   std::int32_t num_layers = 0;
   std::string layer_selection = "ends";
+  // layer_skip: a draft whose own top probability is below this ends the
+  // run (llama.cpp's --draft-p-min); 0: never.
+  float draft_p_min = kDefaultDraftPMin;
   // vLLM's disable_by_batch_size: no drafts while this many requests or
   // more are running (0: never off this way).
   std::int32_t disable_by_batch_size = 0;
@@ -46,6 +51,10 @@ struct SpeculativeConfig {
   // step, past which a verifying step costs more than the drafts win
   // (measured, docs/PERFORMANCE.md). 0: no cap.
   std::int32_t max_batch_rows = kDefaultMaxBatchRows;
+  // folio's per-request rule (adaptive_draft_length below): each request
+  // drafts only as many tokens as its own acceptance record makes worth a
+  // verification row. false: always K (within the load rule).
+  bool adaptive = true;
 
   bool enabled() const { return method != SpecMethod::kNone; }
   // The proposer runs a model over the KV cache, which must hold slots for
@@ -60,7 +69,7 @@ inline constexpr std::int32_t kMaxSpeculativeTokens = 16;
 // Longest n-gram prompt lookup matches.
 inline constexpr std::int32_t kMaxPromptLookup = 64;
 
-// layer_skip's default num_layers for a model of n_layer layers (measured,
+// layer_skip's default num_layers for a model of n_layer layers: 4/5 of them (measured,
 // docs/PERFORMANCE.md).
 std::int32_t default_draft_layers(std::int32_t n_layer);
 
@@ -73,6 +82,33 @@ std::vector<std::size_t> draft_layer_list(const SpeculativeConfig& c, std::int32
 // draft per request would pass max_batch_rows; else
 // min(K, max_batch_rows / num_running - 1).
 std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t num_running);
+
+// Per-request adaptive draft length. `acceptance` is the request's running
+// estimate of the chance that a draft token is accepted (AcceptanceEstimate);
+// the j-th draft of a round is verified only when all before it were
+// accepted, so it is worth a row while acceptance^j >= kMinDraftWorth
+// (measured: one more verification row costs about this fraction of a
+// single-stream decode step on the 2-core EPYC). Returns the largest such
+// j <= k (0: draft nothing this step).
+inline constexpr double kMinDraftWorth = 0.3;
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k);
+
+// Running estimate of a request's per-token acceptance: an exponential
+// average over verification rounds of accepted / judged, where a round
+// with k drafts and a accepted judged a + 1 tokens (a < k) or k (a == k).
+// Starts optimistic (1) so every request gets a first try. A request whose
+// estimate fell to zero drafts still gets a one-token probe every
+// kProbeEvery steps, so it can recover when its output starts to repeat.
+struct AcceptanceEstimate {
+  static constexpr double kWeight = 0.3;
+  static constexpr std::int32_t kProbeEvery = 16;
+  double value = 1.0;
+  std::int32_t idle_steps = 0;
+
+  void observe(std::int32_t drafts, std::int32_t accepted);
+  // Drafts to ask for this step, at most k.
+  std::int32_t draft_length(std::int32_t k);
+};
 
 // Throws folio::Error ("--speculative-config: ...") for bad JSON, an unknown
 // key, a wrong type or an out-of-range value. An empty string is "off".

@@ -119,7 +119,7 @@ TEST(SpeculativeConfig, LayerSkipKeysAndLayerLists) {
   c.layer_selection = "ends";
   EXPECT_EQ(draft_layer_list(c, 10), (std::vector<std::size_t>{0, 1, 2, 8, 9}));
   c.num_layers = 0;  // the default
-  EXPECT_EQ(draft_layer_list(c, 30).size(), static_cast<std::size_t>(default_draft_layers(30)));
+  EXPECT_EQ(draft_layer_list(c, 30).size(), 24u);
   c.num_layers = 11;
   EXPECT_THROW(draft_layer_list(c, 10), Error);
   EXPECT_NE(error_of(R"({"method": "layer_skip", "num_speculative_tokens": 3,)"
@@ -132,6 +132,39 @@ TEST(SpeculativeConfig, LayerSkipKeysAndLayerLists) {
   EXPECT_NE(error_of(R"({"method": "layer_skip", "num_speculative_tokens": 3,)"
                      R"( "prompt_lookup_max": 4})")
                 .find("are for method \"ngram\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace folio::spec
+
+namespace folio::spec {
+namespace {
+
+TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
+  // acceptance^j >= 0.3: 0.9 -> 11, 0.7 -> 3, 0.5 -> 1, 0.25 -> 0.
+  EXPECT_EQ(adaptive_draft_length(1.0, 4), 4);
+  EXPECT_EQ(adaptive_draft_length(0.9, 16), 11);
+  EXPECT_EQ(adaptive_draft_length(0.7, 16), 3);
+  EXPECT_EQ(adaptive_draft_length(0.5, 16), 1);
+  EXPECT_EQ(adaptive_draft_length(0.25, 16), 0);
+  AcceptanceEstimate e;
+  EXPECT_EQ(e.draft_length(4), 4);  // optimistic start
+  for (int i = 0; i < 12; ++i) e.observe(4, 0);
+  EXPECT_LT(e.value, 0.05);
+  int probes = 0;
+  for (int i = 0; i < 2 * AcceptanceEstimate::kProbeEvery; ++i) probes += e.draft_length(4);
+  EXPECT_EQ(probes, 2);  // one one-token probe per kProbeEvery steps
+  for (int i = 0; i < 12; ++i) e.observe(4, 4);
+  EXPECT_EQ(e.draft_length(4), 4);  // recovered
+  const double before = e.value;
+  e.observe(4, 1);  // 1 accepted of 2 judged
+  EXPECT_DOUBLE_EQ(e.value, 0.7 * before + 0.3 * 0.5);
+  EXPECT_FALSE(parse_speculative_config(
+                   R"({"method": "ngram", "num_speculative_tokens": 2, "adaptive": false})")
+                   .adaptive);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "adaptive": 1})")
+                .find("\"adaptive\" must be true or false"),
             std::string::npos);
 }
 
