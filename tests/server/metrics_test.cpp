@@ -36,10 +36,37 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeOnce) {
   const std::string out = m.render(engine::EngineStats{});
   std::size_t types = 0, pos = 0;
   while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++types, ++pos;
-  EXPECT_EQ(types, 16u);  // 3 gauges + 6 counters + 6 histograms + stage counter
+  // 3 gauges + 9 counters (3 of them spec_decode_*) + 6 histograms + the stage counter; the
+  // per-position acceptance family only while speculative decoding is on.
+  EXPECT_EQ(types, 19u);
   EXPECT_NE(out.find("folio:request_success_total{finished_reason=\"stop\",model_name=\"m\"} 1\n"),
             std::string::npos);
   EXPECT_NE(out.find("folio:prompt_tokens_total{model_name=\"m\"} 3\n"), std::string::npos);
+}
+
+TEST(Metrics, SpeculativeDecodingCountersUseVllmNames) {
+  ServerMetrics m("m");
+  engine::EngineStats e;
+  e.spec_num_drafts = 5;
+  e.spec_num_draft_tokens = 20;
+  e.spec_num_accepted_tokens = 9;
+  e.spec_accepted_per_pos = {5, 3, 1, 0};
+  const std::string out = m.render(e);
+  EXPECT_NE(out.find("folio:spec_decode_num_drafts_total{model_name=\"m\"} 5\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("folio:spec_decode_num_draft_tokens_total{model_name=\"m\"} 20\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("folio:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 9\n"),
+            std::string::npos);
+  for (int i = 0; i < 4; ++i) {
+    const std::string line =
+        "folio:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\","
+        "position=\"" +
+        std::to_string(i) + "\"} " +
+        std::to_string(e.spec_accepted_per_pos[static_cast<std::size_t>(i)]) + "\n";
+    EXPECT_NE(out.find(line), std::string::npos) << line;
+  }
+  EXPECT_NE(out.find("stage=\"propose\""), std::string::npos);
 }
 
 }  // namespace
