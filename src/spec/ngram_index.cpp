@@ -26,7 +26,7 @@ std::uint64_t hash_ngram(std::span<const TokenId> tokens, std::int32_t end, std:
 
 NgramIndex::NgramIndex(std::int32_t min_n, std::int32_t max_n) : min_n_(min_n), max_n_(max_n) {
   FOLIO_CHECK(min_n >= 1 && min_n <= max_n, "n-gram lengths must satisfy 1 <= min <= max");
-  by_n_.resize(static_cast<std::size_t>(max_n - min_n + 1));
+  by_n_.resize(static_cast<std::size_t>(max_n) - static_cast<std::size_t>(min_n) + 1);
 }
 
 void NgramIndex::extend(std::span<const TokenId> tokens) {

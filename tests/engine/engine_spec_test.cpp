@@ -100,7 +100,7 @@ struct Result {
   std::vector<FinishReason> finish;
 };
 
-std::vector<Result> run(const std::vector<Job>& jobs, EngineConfig cfg,
+std::vector<Result> run(const std::vector<Job>& jobs, const EngineConfig& cfg,
                         std::unique_ptr<spec::Proposer> proposer = nullptr,
                         EngineStats* stats = nullptr) {
   FakeModelRunner runner;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace folio::spec {
 namespace {
@@ -24,7 +25,7 @@ Candidates target(const std::vector<float>& logits) {
 }
 
 std::vector<double> probs(const std::vector<float>& logits) {
-  double m = -INFINITY, total = 0;
+  double m = -std::numeric_limits<double>::infinity(), total = 0;
   for (float l : logits) m = std::max(m, static_cast<double>(l));
   std::vector<double> p;
   for (float l : logits) p.push_back(std::exp(l - m));
