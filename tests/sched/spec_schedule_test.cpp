@@ -71,8 +71,10 @@ TEST(SpecSchedule, BudgetAndMaxTokensTrimTheDrafts) {
   ASSERT_TRUE(h.sched.set_spec_tokens(a, future(r->tokens, 5)));
   auto p = h.step();  // budget 3: the decode + 2 drafts
   EXPECT_EQ(p.requests[0].num_spec, 2);
-  EXPECT_EQ(r->num_output_tokens(), 4);  // all accepted + one: 4 = max_tokens
-  EXPECT_FALSE(h.sched.has_unfinished() && h.sched.find(a) != nullptr);
+  // All accepted + the target's token: 1 + 3 = max_tokens, so the request finished (and is gone).
+  EXPECT_EQ(h.sched.find(a), nullptr);
+  EXPECT_EQ(h.out[a].tokens, reference_output(prompt_of(1, 3), 4, 0, never_stop));
+  EXPECT_EQ(h.out[a].finish, FinishReason::kLength);
 
   Harness g(cfg(16), {32, 4, true, nullptr});
   const SeqId b = g.sched.add_request(spec(prompt_of(1, 3), 3));
