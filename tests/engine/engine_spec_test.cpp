@@ -100,6 +100,16 @@ struct Result {
   std::vector<FinishReason> finish;
 };
 
+// Job i as request id i + 1.
+EngineRequest request(const std::vector<Job>& jobs, std::size_t i) {
+  EngineRequest r;
+  r.id = RequestId{i + 1};
+  r.prompt = jobs[i].prompt;
+  r.params = jobs[i].params;
+  r.n = jobs[i].n;
+  return r;
+}
+
 std::vector<Result> run(const std::vector<Job>& jobs, const EngineConfig& cfg,
                         std::unique_ptr<spec::Proposer> proposer = nullptr,
                         EngineStats* stats = nullptr) {
@@ -107,12 +117,7 @@ std::vector<Result> run(const std::vector<Job>& jobs, const EngineConfig& cfg,
   LLMEngine engine(runner, {kFakeVocab - 1}, cfg, std::move(proposer));
   std::vector<std::shared_ptr<OutputChannel>> chans;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    EngineRequest r;
-    r.id = RequestId{i + 1};
-    r.prompt = jobs[i].prompt;
-    r.params = jobs[i].params;
-    r.n = jobs[i].n;
-    chans.push_back(engine.add_request(std::move(r)));
+    chans.push_back(engine.add_request(request(jobs, i)));
     if (i % 3 == 2) engine.step();  // arrivals join running decodes
   }
   engine.run_until_idle();
@@ -264,12 +269,7 @@ TEST(EngineSpec, ProposerStateIsReleasedWithEachSequence) {
   LLMEngine engine(runner, {kFakeVocab - 1}, config(256, 3), std::move(p));
   std::size_t seqs = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    EngineRequest r;
-    r.id = RequestId{i + 1};
-    r.prompt = jobs[i].prompt;
-    r.params = jobs[i].params;
-    r.n = jobs[i].n;
-    engine.add_request(std::move(r));
+    engine.add_request(request(jobs, i));
     seqs += static_cast<std::size_t>(jobs[i].n);
   }
   engine.run_until_idle();
