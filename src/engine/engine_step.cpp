@@ -135,9 +135,8 @@ void LLMEngine::propose() {
   if (k < 1) return;
   queries_.clear();
   for (const sched::Request* r : sched_.running()) {
-    if (r->pending_samples() != 1 || r->num_tokens() - r->num_computed_tokens != 1) continue;
-    const std::int32_t room = r->max_tokens - r->num_output_tokens() - 1;
-    if (room < 1) continue;
+    const std::int32_t room = r->draft_room();
+    if (!r->can_draft() || room < 1) continue;
     const SeqRef& ref = seqs_.at(r->id);
     SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
     const std::int32_t want =

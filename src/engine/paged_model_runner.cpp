@@ -86,7 +86,7 @@ spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::Speculativ
 
 void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   FOLIO_CHECK(cache_.has_value(), "draft() before init_kv()");
-  if (!drafter_) throw Error("this model runner has no drafter for speculative decoding");
+  if (!drafter_) return ModelRunner::draft(requests);  // throws: no drafter
   draft_seqs_.clear();
   draft_runs_.clear();
   for (const DraftRequest& r : requests) {

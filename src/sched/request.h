@@ -82,6 +82,13 @@ struct Request {
   std::int32_t pending_samples() const { return n > 1 && !forked ? n : 1; }
   // Scheduler seats (max_num_seqs) it holds while running, children included.
   std::int32_t seats() const { return pending_samples(); }
+  // Caught up with one sample (n > 1 forks first): its next step may verify drafts.
+  bool can_draft() const {
+    return pending_samples() == 1 && num_tokens() - num_computed_tokens == 1;
+  }
+  // Drafts that step may verify within max_tokens (the row after the last
+  // draft yields one more token).
+  std::int32_t draft_room() const { return max_tokens - num_output_tokens() - 1; }
 };
 
 // Applies a state change; FOLIO_CHECKs that it is an edge of the diagram.

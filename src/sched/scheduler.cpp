@@ -110,8 +110,9 @@ SchedulerOutput Scheduler::schedule() {
   return out;
 }
 
-std::int32_t Scheduler::lookahead(const Request& r, std::int32_t num_new) const {
-  const bool caught_up = r.num_computed_tokens + num_new == r.num_tokens();
+std::int32_t Scheduler::lookahead(const Request& r, std::int32_t num_computed,
+                                  std::int32_t num_new) const {
+  const bool caught_up = num_computed + num_new == r.num_tokens();
   return caught_up ? config_.num_lookahead_tokens : 0;
 }
 
@@ -135,15 +136,14 @@ void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
     const std::int32_t remaining = r->num_tokens() - r->num_computed_tokens;
     FOLIO_CHECK(remaining > 0, "running request with nothing to compute");
     const std::int32_t num_new = std::min(prefill_cap(remaining), budget);
-    // Drafts ride on a decode; the row after the last one yields one more
-    // token, so at most max_tokens - outputs - 1 of them.
+    // Drafts ride on a decode, within the budget and max_tokens.
     std::int32_t num_spec = 0;
     if (remaining == 1 && !r->spec_tokens.empty()) {
-      num_spec = std::min({static_cast<std::int32_t>(r->spec_tokens.size()), budget - num_new,
-                           r->max_tokens - r->num_output_tokens() - 1});
+      num_spec = std::min(
+          {static_cast<std::int32_t>(r->spec_tokens.size()), budget - num_new, r->draft_room()});
       num_spec = std::max(num_spec, 0);
     }
-    std::int32_t ahead = lookahead(*r, num_new);
+    std::int32_t ahead = lookahead(*r, r->num_computed_tokens, num_new);
     while (true) {
       auto slots = kv_.allocate_slots(r->id, r->num_computed_tokens, num_new + num_spec + ahead);
       if (slots) {
@@ -170,9 +170,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, std::int32_t& budget) {
 
 bool Scheduler::set_spec_tokens(SeqId id, std::vector<TokenId> draft) {
   Request* r = find_mut(id);
-  if (r == nullptr || r->status != RequestStatus::kRunning || r->pending_samples() != 1 ||
-      r->num_tokens() - r->num_computed_tokens != 1)
-    return false;
+  if (r == nullptr || r->status != RequestStatus::kRunning || !r->can_draft()) return false;
   r->spec_tokens = std::move(draft);
   return true;
 }
@@ -189,8 +187,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
     kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
     const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
-    const std::int32_t ahead =
-        hit.num_tokens + num_new == r->num_tokens() ? config_.num_lookahead_tokens : 0;
+    const std::int32_t ahead = lookahead(*r, hit.num_tokens, num_new);
     auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit.blocks);
     if (!slots && ahead > 0) slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
     if (!slots) break;

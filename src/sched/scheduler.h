@@ -84,8 +84,8 @@ class Scheduler {
   // long-prefill threshold), before the step's budget applies.
   std::int32_t prefill_cap(std::int32_t remaining) const;
   // Slots to reserve past this step's tokens (num_lookahead_tokens once
-  // the step catches the request up).
-  std::int32_t lookahead(const Request& r, std::int32_t num_new) const;
+  // computing num_new more after num_computed catches the request up).
+  std::int32_t lookahead(const Request& r, std::int32_t num_computed, std::int32_t num_new) const;
   void schedule_running(SchedulerOutput& out, std::int32_t& budget);
   void admit_waiting(SchedulerOutput& out, std::int32_t& budget);
   void preempt(Request& r, SchedulerOutput& out, std::int32_t& budget);

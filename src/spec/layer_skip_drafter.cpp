@@ -5,20 +5,9 @@
 
 #include "base/error.h"
 #include "sampling/draw.h"
+#include "sampling/logprobs.h"
 
 namespace folio::spec {
-
-namespace {
-
-// Softmax probability of the largest logit.
-float top_probability(std::span<const float> logits, TokenId best) {
-  const float m = logits[static_cast<std::size_t>(best)];
-  double total = 0;
-  for (float l : logits) total += std::exp(static_cast<double>(l - m));
-  return static_cast<float>(1.0 / total);
-}
-
-}  // namespace
 
 LayerSkipDrafter::LayerSkipDrafter(const model::Model& model, std::vector<std::size_t> layers,
                                    float p_min)
@@ -44,7 +33,8 @@ void LayerSkipDrafter::draft(std::span<DraftRun> runs, model::KvCache& kv, model
       DraftRun& r = runs[live_[j]];
       const auto row = logits.subspan(j * vocab, vocab);
       const TokenId best = sampling::argmax(row);
-      if (p_min_ > 0 && top_probability(row, best) < p_min_) {
+      if (p_min_ > 0 &&
+          std::exp(sampling::compute_logprobs(row, best, 0).chosen.logprob) < p_min_) {
         r.k = static_cast<std::int32_t>(r.out.size());  // unsure: stop this run here
         continue;
       }
