@@ -29,6 +29,7 @@
 #include "base/timer.h"
 #include "chat/chat_template.h"
 #include "cli/commands.h"
+#include "cli/count_list.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 
@@ -109,7 +110,6 @@ std::vector<Run> run(engine::LLMEngine& e, const std::vector<const Prompt*>& pro
     chans.push_back(e.add_request(std::move(r)));
   }
   std::vector<Run> out(prompts.size());
-  std::vector<bool> done(prompts.size(), false);
   while (e.has_unfinished()) {
     e.step();
     const double now = sw.seconds();
@@ -139,14 +139,17 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-engine::EngineStats delta(const engine::EngineStats& after, const engine::EngineStats& before) {
-  engine::EngineStats d = after;
-  d.spec_num_drafts -= before.spec_num_drafts;
-  d.spec_num_draft_tokens -= before.spec_num_draft_tokens;
-  d.spec_num_accepted_tokens -= before.spec_num_accepted_tokens;
-  for (std::size_t i = 0; i < d.spec_accepted_per_pos.size(); ++i)
-    d.spec_accepted_per_pos[i] -= before.spec_accepted_per_pos[i];
-  return d;
+// into += after - before, for the speculative-decoding counters (`into`
+// starts empty: its per-position list takes after's length).
+void add_spec_delta(engine::EngineStats& into, const engine::EngineStats& after,
+                    const engine::EngineStats& before) {
+  into.spec_num_drafts += after.spec_num_drafts - before.spec_num_drafts;
+  into.spec_num_draft_tokens += after.spec_num_draft_tokens - before.spec_num_draft_tokens;
+  into.spec_num_accepted_tokens += after.spec_num_accepted_tokens - before.spec_num_accepted_tokens;
+  into.spec_accepted_per_pos.resize(after.spec_accepted_per_pos.size(), 0);
+  for (std::size_t i = 0; i < after.spec_accepted_per_pos.size(); ++i)
+    into.spec_accepted_per_pos[i] +=
+        after.spec_accepted_per_pos[i] - before.spec_accepted_per_pos[i];
 }
 
 // /proc/cpuinfo's first "model name" ("unknown" elsewhere): every figure
@@ -162,22 +165,6 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
-std::vector<int> parse_list(const std::string& s) {
-  std::vector<int> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t j = std::min(s.find(',', i), s.size());
-    try {
-      out.push_back(std::stoi(s.substr(i, j - i)));
-    } catch (const std::exception&) {
-      throw Error("--concurrency " + s + ": expected a comma list of integers");
-    }
-    if (out.back() < 1) throw Error("--concurrency values must be >= 1");
-    i = j + 1;
-  }
-  return out;
-}
-
 int bench_spec(const SpecArgs& a) {
   EngineFlags off_flags = a.engine;
   if (off_flags.kv_cache_memory.empty()) off_flags.kv_cache_memory = "1GiB";  // two engines
@@ -186,7 +173,9 @@ int bench_spec(const SpecArgs& a) {
   if (on_flags.speculative_config.empty())
     throw Error(
         "bench spec needs --speculative-config (the engine to compare with plain decoding)");
-  const auto concurrency = parse_list(a.concurrency);
+  const std::vector<int> concurrency =
+      a.concurrency.empty() ? std::vector<int>{}
+                            : parse_count_list("--concurrency", a.concurrency, "request count");
   if (a.repetitions < 1) throw Error("-r/--repetitions must be >= 1");
   std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model), a.engine);
   const auto prompts = read_dataset(a, *m);
@@ -225,15 +214,7 @@ int bench_spec(const SpecArgs& a) {
         else
           r_off = run(off->core, {&p}, next_id)[0];
       }
-      const engine::EngineStats d = delta(on->core.stats(), before);
-      auto [it, fresh] = spec_by_cat.try_emplace(p.category, d);
-      if (!fresh) {
-        it->second.spec_num_drafts += d.spec_num_drafts;
-        it->second.spec_num_draft_tokens += d.spec_num_draft_tokens;
-        it->second.spec_num_accepted_tokens += d.spec_num_accepted_tokens;
-        for (std::size_t k = 0; k < d.spec_accepted_per_pos.size(); ++k)
-          it->second.spec_accepted_per_pos[k] += d.spec_accepted_per_pos[k];
-      }
+      add_spec_delta(spec_by_cat[p.category], on->core.stats(), before);
       if (r_on.tokens != r_off.tokens) ++mismatches;
       rate_off[p.category].push_back(decode_rate(r_off));
       rate_on[p.category].push_back(decode_rate(r_on));

@@ -18,7 +18,6 @@
 //     sequences of --decode-input prompt + --decode-output generated tokens.
 // Output lengths are exact (ignore_eos), so modes are compared on equal work.
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -31,6 +30,7 @@
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
+#include "cli/count_list.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 
@@ -273,24 +273,6 @@ void prefix_ttft(Ctx& c) {
   std::fflush(stdout);
 }
 
-// "1,8,32" -> {1, 8, 32}; anything else is an error naming the flag.
-std::vector<int> parse_concurrency_list(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');) {
-    int n = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
-    if (ec != std::errc{} || end != item.data() + item.size() || n < 1 || n > 4096) {
-      throw Error(
-          "--decode-concurrency '" + text + "': '" + item +
-          "' is not a sequence count from 1 to 4096 (expected a comma list such as 1,8,32)");
-    }
-    out.push_back(n);
-  }
-  if (out.empty()) throw Error("--decode-concurrency '" + text + "': no sequence counts");
-  return out;
-}
-
 void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
   std::printf("\n== aggregate decode: %d prompt + %d generated tokens per sequence ==\n",
               c.a.decode_input, c.a.decode_output);
@@ -325,9 +307,10 @@ void decode_concurrency(Ctx& c, const std::vector<int>& counts) {
 
 int bench_throughput(const ThroughputArgs& a) {
   // Flags are checked before the model loads.
-  const std::vector<int> counts = a.decode_concurrency.empty()
-                                      ? std::vector<int>{}
-                                      : parse_concurrency_list(a.decode_concurrency);
+  const std::vector<int> counts =
+      a.decode_concurrency.empty()
+          ? std::vector<int>{}
+          : parse_count_list("--decode-concurrency", a.decode_concurrency, "sequence count");
   const auto m = load_engine_model(resolve_model_path(a.model), a.engine);
   Ctx c{a, *m, nlohmann::json::object()};
   print_engine_summary(*make_engine(*m, a.engine));
