@@ -58,18 +58,15 @@ inline EngineConfig small_config() {
 struct RunnerHolder {
   PagedModelRunner runner{smollm().model, 2};
 };
+// What c.speculative needs of the runner is set up first (the layer_skip
+// drafter), as the CLI's EngineStack does.
 struct RealEngine : RunnerHolder, LLMEngine {
-  explicit RealEngine(const EngineConfig& c) : LLMEngine(runner, smollm().eos, c) {}
-};
-
-// The same with what c.speculative needs of the runner set up first (the
-// layer_skip drafter), as the CLI's EngineStack does.
-struct RealEngineWith : RunnerHolder, LLMEngine {
-  explicit RealEngineWith(EngineConfig c) : LLMEngine(runner, smollm().eos, resolve(c)) {}
+  explicit RealEngine(const EngineConfig& c)
+      : LLMEngine(runner, smollm().eos, with_drafter(runner, c)) {}
 
  private:
-  EngineConfig& resolve(EngineConfig& c) {
-    c.speculative = runner.configure_speculation(c.speculative);
+  static EngineConfig with_drafter(PagedModelRunner& r, EngineConfig c) {
+    c.speculative = r.configure_speculation(c.speculative);
     return c;
   }
 };

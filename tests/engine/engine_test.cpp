@@ -163,74 +163,61 @@ TEST(LLMEngine, PreemptionUnderTinyKvBudgetKeepsOutputs) {
     EXPECT_EQ(batched[i], run_alone(roomy, jobs[i])) << "request " << i;
 }
 
-}  // namespace
-}  // namespace folio::engine::testing
-
-namespace folio::engine::testing {
-namespace {
-
-// Speculative decoding on the real model: n-gram drafts verified K + 1 rows
-// at a time give exactly the tokens of plain decoding (greedy), alone and
-// batched, because a row's logits do not depend on the rows beside it. The
-// prompts repeat themselves, so drafts are proposed and many accepted.
-TEST(LLMEngine, NgramSpeculationIsTokenIdenticalToPlainDecoding) {
-  const Loaded& m = smollm();
-  std::vector<Job> jobs;
-  const char* texts[] = {
-      "one two three four five six seven eight nine ten, one two three four five six",
-      "The cat sat on the mat. The dog sat on the log. The cat sat on the",
-      "def add(a, b):\n    return a + b\n\ndef add3(a, b, c):\n    return a + b + c\n\ndef",
-      "red green blue red green blue red green blue red green",
-  };
-  for (const char* t : texts) jobs.push_back({m.tok.encode(t, {.add_special = true}), 24});
-  for (const Job& j : random_jobs(31, 3)) jobs.push_back(j);  // drafts rarely right
+// Speculative decoding on the real model: greedy outputs of `jobs` through an
+// engine with `spec_json` equal those of plain decoding, batched and alone
+// (the first two jobs), because a row's logits do not depend on the rows
+// beside it (K + 1 verification rows included). Returns the speculative
+// engine for its counters.
+std::unique_ptr<RealEngine> expect_lossless(const std::vector<Job>& jobs, const char* spec_json) {
   EngineConfig plain = small_config();
   EngineConfig spec = plain;
-  spec.speculative = spec::parse_speculative_config(
-      R"({"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 1,)"
-      R"( "prompt_lookup_max": 3})");
+  spec.speculative = spec::parse_speculative_config(spec_json);
   auto a = make_engine(plain);
   auto b = make_engine(spec);
   const auto want = run_batched(*a, jobs);
   const auto got = run_batched(*b, jobs);
   for (std::size_t i = 0; i < jobs.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
   for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(run_alone(spec, jobs[i]), want[i]);
-  const EngineStats st = b->stats();
-  EXPECT_GT(st.spec_num_drafts, 10u);
-  EXPECT_GT(st.spec_num_accepted_tokens, 20u);
-  EXPECT_LT(st.num_steps, a->stats().num_steps);
-  EXPECT_EQ(st.kv_blocks_used, 0);
+  EXPECT_LT(b->stats().num_steps, a->stats().num_steps);
+  EXPECT_EQ(b->stats().kv_blocks_used, 0);
+  return b;
 }
 
-}  // namespace
-}  // namespace folio::engine::testing
-
-namespace folio::engine::testing {
-namespace {
-
-// Self-speculation on the real model: the target's own first and last
-// layers draft over its KV cache (lookahead slots), and greedy outputs are
-// those of plain decoding, alone and batched.
-TEST(LLMEngine, LayerSkipSpeculationIsTokenIdenticalToPlainDecoding) {
-  const Loaded& m = smollm();
+// Prompts that repeat themselves (drafts proposed, many accepted), then
+// random ones (drafts rarely right).
+std::vector<Job> repetitive_jobs(const std::vector<const char*>& texts, std::int32_t max_tokens,
+                                 std::uint32_t seed) {
   std::vector<Job> jobs;
-  for (const char* t : {"one two three four five six seven eight nine ten, one two three four",
-                        "The cat sat on the mat. The dog sat on the log. The cat sat on the"})
-    jobs.push_back({m.tok.encode(t, {.add_special = true}), 20});
-  for (const Job& j : random_jobs(37, 3)) jobs.push_back(j);
-  EngineConfig plain = small_config();
-  auto a = make_engine(plain);
-  const auto want = run_batched(*a, jobs);
-  EngineConfig spec = plain;
-  spec.speculative = spec::parse_speculative_config(
-      R"({"method": "layer_skip", "num_speculative_tokens": 3, "num_layers": 24})");
-  auto b = std::make_unique<RealEngineWith>(spec);
-  const auto got = run_batched(*b, jobs);
-  for (std::size_t i = 0; i < jobs.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
-  const EngineStats st = b->stats();
-  EXPECT_GT(st.spec_num_drafts, 10u);
-  EXPECT_GT(st.spec_num_accepted_tokens, 5u);
-  EXPECT_EQ(st.kv_blocks_used, 0);
+  for (const char* t : texts)
+    jobs.push_back({smollm().tok.encode(t, {.add_special = true}), max_tokens});
+  for (const Job& j : random_jobs(seed, 3)) jobs.push_back(j);
+  return jobs;
+}
+
+TEST(LLMEngine, NgramSpeculationIsTokenIdenticalToPlainDecoding) {
+  const auto jobs = repetitive_jobs(
+      {"one two three four five six seven eight nine ten, one two three four five six",
+       "The cat sat on the mat. The dog sat on the log. The cat sat on the",
+       "def add(a, b):\n    return a + b\n\ndef add3(a, b, c):\n    return a + b + c\n\ndef",
+       "red green blue red green blue red green blue red green"},
+      24, 31);
+  const auto b = expect_lossless(jobs, R"({"method": "ngram", "num_speculative_tokens": 4,)"
+                                       R"( "prompt_lookup_min": 1, "prompt_lookup_max": 3})");
+  EXPECT_GT(b->stats().spec_num_drafts, 10u);
+  EXPECT_GT(b->stats().spec_num_accepted_tokens, 20u);
+}
+
+// Self-speculation: the target's own first and last layers draft over its
+// KV cache (lookahead slots).
+TEST(LLMEngine, LayerSkipSpeculationIsTokenIdenticalToPlainDecoding) {
+  const auto jobs =
+      repetitive_jobs({"one two three four five six seven eight nine ten, one two three four",
+                       "The cat sat on the mat. The dog sat on the log. The cat sat on the"},
+                      20, 37);
+  const auto b = expect_lossless(
+      jobs, R"({"method": "layer_skip", "num_speculative_tokens": 3, "num_layers": 24})");
+  EXPECT_GT(b->stats().spec_num_drafts, 10u);
+  EXPECT_GT(b->stats().spec_num_accepted_tokens, 5u);
   EXPECT_EQ(b->runner.draft_layers(), 24u);
 }
 
