@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/spec_decode.sh -- speculative decoding, folio against plain decoding and against llama.cpp,
-# on the same target (and draft) model, prompts and threads, in one run.
+# on the same target (and draft) model, prompts and threads, in one run: n-gram, draft model (DRAFT,
+# as llama-speculative's -md) and layer_skip.
 #
 #   1. folio bench spec (plain vs each folio method, alternating, medians of REPS runs): single-
 #      stream decode tokens/s by prompt category (copy-heavy / open chat), acceptance by
@@ -29,6 +30,7 @@ DATASET="${DATASET:-$ROOT/bench/spec_prompts.jsonl}"
 # (A default with braces cannot sit inside ${METHODS:-...}: the first '}' would end the expansion.)
 DEFAULT_METHODS="{\"method\": \"ngram\", \"num_speculative_tokens\": $K, \"prompt_lookup_min\": 2, \"prompt_lookup_max\": 4}"
 DEFAULT_METHODS+=";{\"method\": \"ngram\", \"num_speculative_tokens\": $K, \"prompt_lookup_min\": 1, \"prompt_lookup_max\": 4}"
+DEFAULT_METHODS+=";{\"method\": \"draft_model\", \"model\": \"$DRAFT\", \"num_speculative_tokens\": $K}"
 DEFAULT_METHODS+=";{\"method\": \"layer_skip\", \"num_speculative_tokens\": $K}"
 METHODS="${METHODS:-$DEFAULT_METHODS}"
 PY="${PY:-$ROOT/.venv/bin/python}"
@@ -79,7 +81,7 @@ for tool in llama-lookup llama-speculative; do
     done
 done
 
-"$PY" - "$WORK/folio.jsonl" "$WORK/llama.txt" <<'PYEOF'
+"$PY" - "$WORK/folio.jsonl" "$WORK/llama.txt" "$DRAFT" <<'PYEOF'
 import json, statistics, sys
 from collections import defaultdict
 folio = [json.loads(l) for l in open(sys.argv[1])]
@@ -94,7 +96,7 @@ def llama(tool, cat):
 print("\n== folio vs llama.cpp, single-stream decode tokens/s (medians; llama.cpp: faster of fa on/off) ==")
 print(f"{'folio method':<34} {'category':<8} {'folio':>8} {'folio plain':>12} {'llama.cpp':>22} {'ratio':>7}")
 for f in folio:
-    name = f["speculative"].split(" max_batch_rows")[0]
+    name = f["speculative"].split(" max_batch_rows")[0].replace(" model=" + sys.argv[3], "")
     for cat, v in f["single"].items():
         for tool in ("llama-lookup", "llama-speculative"):
             l = llama(tool, cat)

@@ -24,7 +24,9 @@
 #include "kernels/kv_row.h"
 #include "model/config.h"
 #include "model/model.h"
+#include "spec/draft_vocabulary.h"
 #include "spec/speculative_config.h"
+#include "tokenizer/vocab.h"
 
 namespace folio::cli {
 
@@ -228,6 +230,27 @@ Json load_json(const gguf::GgufFile& f) {
   }
 }
 
+// method draft_model: the draft file checked against the target `f` (one
+// vocabulary; thrown otherwise: the user's error) and what it adds per token.
+Json draft_json(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
+  const gguf::GgufFile d = [&] {
+    try {
+      return gguf::GgufFile::open(sc.draft_model);
+    } catch (const Error& e) {
+      throw Error("--speculative-config: draft model " + sc.draft_model + ": " + e.what());
+    }
+  }();
+  spec::check_draft_vocabulary(tokenizer::Vocab::from_gguf(f), tokenizer::Vocab::from_gguf(d));
+  const model::ModelConfig c = model::from_gguf(d);
+  Json per = Json::object();
+  for (kernels::KvDtype t : kKvDtypes)
+    per[kernels::kv_dtype_name(t)] = kv_bytes(c.kv_elements_per_token(), c, t);
+  return {{"path", sc.draft_model},   {"architecture", c.arch},
+          {"name", c.name},           {"n_layer", c.n_layer},
+          {"n_vocab", c.n_vocab},     {"vocabulary", "same as the target"},
+          {"kv_bytes_per_token", per}};
+}
+
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   // A bad --speculative-config is the user's error (thrown), not the file's.
   spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
@@ -258,6 +281,7 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
       sj["draft_layers"] = spec::draft_layer_list(sc, n_layer);
       if (sc.num_layers == 0) sc.num_layers = spec::default_draft_layers(n_layer);
     }
+    if (sc.method == spec::SpecMethod::kDraftModel) sj["draft_model"] = draft_json(f, sc);
     sj["description"] = sc.describe();
     r["speculative"] = sj;
   }
@@ -356,6 +380,14 @@ void print_text(const Json& r) {
   if (r.contains("speculative")) {
     std::printf("speculative decoding: %s\n",
                 r["speculative"]["description"].get<std::string>().c_str());
+    if (r["speculative"].contains("draft_model")) {
+      const Json& d = r["speculative"]["draft_model"];
+      std::printf(
+          "  draft model: %s (%s, %u layers, same vocabulary), %s of KV per token (f16)\n",
+          d["path"].get<std::string>().c_str(), d["architecture"].get<std::string>().c_str(),
+          d["n_layer"].get<unsigned>(),
+          human(static_cast<double>(d["kv_bytes_per_token"]["f16"].get<std::uint64_t>())).c_str());
+    }
     if (r["speculative"].contains("draft_layers"))
       std::printf("  draft layers: %s\n", r["speculative"]["draft_layers"].dump().c_str());
   }

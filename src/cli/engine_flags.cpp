@@ -4,7 +4,9 @@
 
 #include "base/error.h"
 #include "kv/kv_sizing.h"
+#include "spec/draft_vocabulary.h"
 #include "spec/speculative_config.h"
+#include "tokenizer/vocab.h"
 
 namespace folio::cli {
 
@@ -84,12 +86,28 @@ std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const En
       EngineModel{std::move(file), std::move(model), std::move(tok), std::move(eos)});
 }
 
+std::unique_ptr<EngineModel> load_draft_model(const EngineModel& m, const EngineFlags& f,
+                                              const engine::EngineConfig& config) {
+  if (config.speculative.method != spec::SpecMethod::kDraftModel) return nullptr;
+  const std::string& path = config.speculative.draft_model;
+  try {
+    // The vocabulary first: a draft of another family fails here, named,
+    // before its weights load.
+    const gguf::GgufFile file = gguf::GgufFile::open(path);
+    spec::check_draft_vocabulary(m.tok.vocab(), tokenizer::Vocab::from_gguf(file));
+    return load_engine_model(path, f);
+  } catch (const Error& e) {
+    throw Error("--speculative-config: draft model " + path + ": " + e.what());
+  }
+}
+
 namespace {
 
 // The config with what speculative decoding needs of the runner set up
-// (layer_skip: the drafter) and resolved.
-engine::EngineConfig with_drafter(engine::PagedModelRunner& runner, engine::EngineConfig c) {
-  c.speculative = runner.configure_speculation(c.speculative);
+// (layer_skip and draft_model: the drafter) and resolved.
+engine::EngineConfig with_drafter(engine::PagedModelRunner& runner, engine::EngineConfig c,
+                                  const EngineModel* draft) {
+  c.speculative = runner.configure_speculation(c.speculative, draft ? &draft->model : nullptr);
   return c;
 }
 
@@ -97,7 +115,9 @@ engine::EngineConfig with_drafter(engine::PagedModelRunner& runner, engine::Engi
 
 EngineStack::EngineStack(const EngineModel& m, const EngineFlags& f,
                          const engine::EngineConfig& config)
-    : runner(m.model, f.threads), core(runner, m.eos, with_drafter(runner, config)) {}
+    : draft(load_draft_model(m, f, config)),
+      runner(m.model, f.threads),
+      core(runner, m.eos, with_drafter(runner, config, draft.get())) {}
 
 std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f) {
   return std::make_unique<EngineStack>(m, f, to_engine_config(f));

@@ -62,13 +62,21 @@ struct EngineModel {
 // The model loads with f.activation_bits (validated here).
 std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const EngineFlags& f);
 
-// The model runner (f.threads kernel threads) and the engine core over it.
-// Not movable: the core refers to the runner.
+// The draft model of `config` (method draft_model: loaded from its "model"
+// path with f's activation bits, its vocabulary checked against m's); null
+// for every other method. Throws folio::Error naming the path.
+std::unique_ptr<EngineModel> load_draft_model(const EngineModel& m, const EngineFlags& f,
+                                              const engine::EngineConfig& config);
+
+// The model runner (f.threads kernel threads) and the engine core over it,
+// with the draft model when the config names one. Not movable: the core
+// refers to the runner, the runner to the draft.
 struct EngineStack {
   EngineStack(const EngineModel& m, const EngineFlags& f, const engine::EngineConfig& config);
   EngineStack(const EngineStack&) = delete;
   EngineStack& operator=(const EngineStack&) = delete;
 
+  std::unique_ptr<EngineModel> draft;  // method draft_model; else null
   engine::PagedModelRunner runner;
   engine::LLMEngine core;
 };

@@ -54,6 +54,8 @@ std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c, 
       return nullptr;
     case spec::SpecMethod::kNgram:
       return std::make_unique<spec::NgramProposer>(c.prompt_lookup_min, c.prompt_lookup_max);
+    case spec::SpecMethod::kDraftModel:
+      return std::make_unique<RunnerProposer>(runner, s, "draft_model");
     case spec::SpecMethod::kLayerSkip:
       return std::make_unique<RunnerProposer>(runner, s, "layer_skip");
   }

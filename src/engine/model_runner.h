@@ -14,7 +14,8 @@
 // vocab_size() floats: the logits after each of that entry's last num_logits
 // tokens. One row is the next token; k + 1 rows verify k speculative tokens.
 //
-// Speculative decoding with a model-based drafter (layer_skip) adds
+// Speculative decoding with a model-based drafter (layer_skip, draft_model)
+// adds
 //
 //   4 draft(runs) after a step        for each run, k greedy draft tokens
 //                                     after its newest token, written as
@@ -53,8 +54,11 @@ struct RunnerTimes {
 
 // One sequence to draft for: its newest token `last` (no K/V yet) sits at
 // `pos`; the runner's table for `seq` has slots for [pos, pos + k).
+// `tokens` are all its tokens (positions 0 .. pos), for a drafter with K/V
+// of its own to catch up on.
 struct DraftRequest {
   sched::SeqId seq;
+  std::span<const TokenId> tokens;
   TokenId last = 0;
   std::int32_t pos = 0;
   std::int32_t k = 0;

@@ -72,6 +72,19 @@ const std::vector<kv::BlockId>* PagedKvCache::table(sched::SeqId id) const {
   return it == tables_.end() ? nullptr : &it->second;
 }
 
+std::vector<float> PagedKvCache::k_row(std::size_t layer, sched::SeqId seq, std::size_t pos) const {
+  const std::vector<kv::BlockId>* t = table(seq);
+  const auto bs = static_cast<std::size_t>(block_size_);
+  FOLIO_CHECK(t != nullptr && layer < row_.size() && pos / bs < t->size(),
+              "k_row outside the table");
+  const std::byte* row = block_k(layer, (*t)[pos / bs]) + (pos % bs) * row_[layer];
+  std::vector<float> out(n_kv_heads_[layer] * head_dim_);
+  const std::size_t head_bytes = kernels::kv_head_bytes(dtype_, head_dim_);
+  for (std::size_t h = 0; h < n_kv_heads_[layer]; ++h)
+    kernels::kv_load_head(dtype_, row + h * head_bytes, head_dim_, out.data() + h * head_dim_);
+  return out;
+}
+
 void PagedKvCache::copy_block(kv::BlockId src, kv::BlockId dst) {
   FOLIO_CHECK(src >= 0 && src < num_blocks_ && dst >= 0 && dst < num_blocks_, "COW block id");
   for (std::size_t l = 0; l < row_.size(); ++l)

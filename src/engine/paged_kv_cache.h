@@ -67,6 +67,9 @@ class PagedKvCache final : public model::KvCache {
   std::size_t total_bytes() const { return total_bytes_; }
   std::size_t num_tables() const { return tables_.size(); }
   const std::vector<kv::BlockId>* table(sched::SeqId id) const;
+  // The K row `seq` holds at `pos` in `layer`, as floats (n_kv_heads x
+  // head_dim): for tests and debugging.
+  std::vector<float> k_row(std::size_t layer, sched::SeqId seq, std::size_t pos) const;
 
  private:
   std::byte* block_k(std::size_t layer, kv::BlockId b) const;

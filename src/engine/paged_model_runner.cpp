@@ -30,14 +30,21 @@ std::int64_t PagedModelRunner::context_length() const {
 
 std::int64_t PagedModelRunner::kv_bytes_per_block(std::int32_t block_size,
                                                   kernels::KvDtype dtype) const {
-  return static_cast<std::int64_t>(
-      PagedKvCache::bytes_per_block(model_.config(), block_size, dtype));
+  std::size_t bytes = PagedKvCache::bytes_per_block(model_.config(), block_size, dtype);
+  if (draft_model_ != nullptr)
+    bytes += DraftKvCache::bytes_per_block(draft_model_->config(), block_size, dtype);
+  return static_cast<std::int64_t>(bytes);
 }
 
 std::int64_t PagedModelRunner::init_kv(const KvLayout& layout) {
   FOLIO_CHECK(!cache_, "the KV pool is allocated once");
   cache_.emplace(model_.config(), layout.num_blocks, layout.block_size, layout.dtype);
-  return static_cast<std::int64_t>(cache_->total_bytes());
+  std::size_t bytes = cache_->total_bytes();
+  if (draft_model_ != nullptr) {
+    draft_kv_.emplace(draft_model_->config(), layout.num_blocks, layout.block_size, layout.dtype);
+    bytes += draft_kv_->kv().total_bytes();
+  }
+  return static_cast<std::int64_t>(bytes);
 }
 
 // Batch sequence id i is plan.requests[i]; an entry's last num_logits tokens
@@ -61,6 +68,7 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
   RunnerOutput out;
   Stopwatch sw;
   cache_->apply(plan);
+  if (draft_kv_) draft_kv_->apply(plan);
   cache_->bind(plan);
   build_batch(plan);
   out.times.prepare = sw.seconds();
@@ -73,10 +81,28 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
 }
 
 void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers, float p_min) {
+  FOLIO_CHECK(draft_model_ == nullptr, "one drafter per runner");
   drafter_.emplace(model_, std::move(layers), p_min);
 }
 
-spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::SpeculativeConfig c) {
+void PagedModelRunner::enable_draft_model(const model::Model& draft, float p_min) {
+  FOLIO_CHECK(!cache_ && !drafter_, "the draft model is set up once, before the KV pool");
+  if (draft.n_vocab() != model_.n_vocab()) {
+    throw Error("speculative decoding: the draft model has " + std::to_string(draft.n_vocab()) +
+                " output rows, the target " + std::to_string(model_.n_vocab()) +
+                " (they must share one vocabulary)");
+  }
+  draft_model_ = &draft;
+  drafter_.emplace(draft, spec::all_layers(draft), p_min);
+}
+
+spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::SpeculativeConfig c,
+                                                                const model::Model* draft) {
+  if (c.method == spec::SpecMethod::kDraftModel) {
+    if (draft == nullptr) throw Error("speculative decoding: method draft_model needs the model");
+    enable_draft_model(*draft, c.draft_p_min);
+    return c;
+  }
   if (c.method != spec::SpecMethod::kLayerSkip) return c;
   const auto n_layer = static_cast<std::int32_t>(model_.config().n_layer);
   enable_layer_skip(spec::draft_layer_list(c, n_layer), c.draft_p_min);
@@ -87,15 +113,55 @@ spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::Speculativ
 void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   FOLIO_CHECK(cache_.has_value(), "draft() before init_kv()");
   if (!drafter_) return ModelRunner::draft(requests);  // throws: no drafter
+  if (draft_kv_) return draft_with_own_kv(requests);
   draft_seqs_.clear();
   draft_runs_.clear();
   for (const DraftRequest& r : requests) {
-    draft_runs_.push_back({static_cast<std::int32_t>(draft_seqs_.size()), r.last, r.pos, r.k, {}});
+    draft_runs_.push_back(
+        {static_cast<std::int32_t>(draft_seqs_.size()), {}, r.last, r.pos, r.k, {}, 0});
     draft_seqs_.push_back(r.seq);
   }
   cache_->bind(draft_seqs_);
   drafter_->draft(draft_runs_, *cache_, draft_ws_, pool_);
   for (std::size_t i = 0; i < requests.size(); ++i) requests[i].out = std::move(draft_runs_[i].out);
+}
+
+// draft_model: each sequence catches up on what its draft K/V lacks
+// (DraftKvCache::sync), then drafts; the catch-up is final, the K/V at the
+// draft positions tentative until the next round confirms it.
+void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
+  draft_seqs_.clear();
+  draft_runs_.clear();
+  draft_from_.clear();
+  for (const DraftRequest& r : requests) {
+    FOLIO_CHECK(r.pos >= 0 && r.tokens.size() == static_cast<std::size_t>(r.pos) + 1 &&
+                    r.tokens.back() == r.last,
+                "draft request: tokens must end with the newest token at pos");
+    const std::int32_t from = draft_kv_->sync(r.seq, r.tokens, r.pos);
+    draft_runs_.push_back(
+        {static_cast<std::int32_t>(draft_seqs_.size()),
+         r.tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(r.pos - from)),
+         r.last,
+         r.pos,
+         r.k,
+         {},
+         0});
+    draft_from_.push_back(from);
+    draft_seqs_.push_back(r.seq);
+  }
+  draft_kv_->kv().bind(draft_seqs_);
+  drafter_->draft(draft_runs_, draft_kv_->kv(), draft_ws_, pool_);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    spec::DraftRun& run = draft_runs_[i];
+    draft_kv_->mark(requests[i].seq, draft_from_[i], run.pos);
+    written_.assign(1, run.last);
+    written_.insert(
+        written_.end(), run.out.begin(),
+        run.out.begin() +
+            std::min<std::ptrdiff_t>(run.rounds - 1, static_cast<std::ptrdiff_t>(run.out.size())));
+    draft_kv_->record_ahead(requests[i].seq, run.pos, written_);
+    requests[i].out = std::move(run.out);
+  }
 }
 
 }  // namespace folio::engine

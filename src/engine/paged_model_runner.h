@@ -9,9 +9,13 @@
 //                         num_logits tokens of each entry are logit rows
 //   4 model.forward(batch, cache, workspace, pool)
 //
-// draft(requests) (speculative decoding, layer_skip): bind the sequences,
-// then spec::LayerSkipDrafter runs the model's first layers over the same
-// cache, with a workspace of its own.
+// draft(requests) (speculative decoding), spec::ModelDrafter with a
+// workspace of its own:
+//   layer_skip   the model's own subset of layers over the same cache;
+//   draft_model  a second model over its own K/V in the same blocks
+//                (DraftKvCache, which follows every plan too): each
+//                sequence first catches up on the positions it has no
+//                draft K/V for, in the same forward as its first draft.
 //
 // Owns the kernel thread pool and the forward workspace, so the engine core
 // holds no model state at all.
@@ -20,12 +24,13 @@
 #include <memory>
 #include <optional>
 
+#include "engine/draft_kv_cache.h"
 #include "engine/model_runner.h"
 #include "engine/paged_kv_cache.h"
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/model.h"
-#include "spec/layer_skip_drafter.h"
+#include "spec/model_drafter.h"
 #include "spec/speculative_config.h"
 
 namespace folio::engine {
@@ -43,13 +48,22 @@ class PagedModelRunner final : public ModelRunner {
   RunnerOutput execute(const sched::SchedulerOutput& plan) override;
   void draft(std::span<DraftRequest> requests) override;
 
-  // Self-speculation: `layers` of the model draft (spec/layer_skip_drafter.h).
+  // Self-speculation: `layers` of the model draft (spec/model_drafter.h).
   void enable_layer_skip(std::vector<std::size_t> layers, float p_min = 0);
+  // A second model drafts (it must outlive the runner). Throws
+  // folio::Error when its output size is not the model's. Before init_kv().
+  void enable_draft_model(const model::Model& draft, float p_min = 0);
   // Sets up what `c` needs of the runner (layer_skip: the drafter, its
-  // num_layers resolved for this model) and returns `c` resolved. Throws
-  // folio::Error for a num_layers the model does not have.
-  spec::SpeculativeConfig configure_speculation(spec::SpeculativeConfig c);
+  // num_layers resolved for this model; draft_model: the drafter over
+  // `draft`, which the caller loaded from c.draft_model and checked for
+  // the same vocabulary) and returns `c` resolved. Throws folio::Error for
+  // a num_layers the model does not have, or draft_model without `draft`.
+  spec::SpeculativeConfig configure_speculation(spec::SpeculativeConfig c,
+                                                const model::Model* draft = nullptr);
+  // Layers the draft runs (layer_skip: of this model; draft_model: of the
+  // draft); 0 without a drafter.
   std::size_t draft_layers() const { return drafter_ ? drafter_->layers().size() : 0; }
+  const DraftKvCache* draft_cache() const { return draft_kv_ ? &*draft_kv_ : nullptr; }
 
   const model::Model& model() const { return model_; }
   int threads() const { return pool_.size(); }
@@ -57,13 +71,18 @@ class PagedModelRunner final : public ModelRunner {
 
  private:
   void build_batch(const sched::SchedulerOutput& plan);
+  void draft_with_own_kv(std::span<DraftRequest> requests);
 
   const model::Model& model_;
   kernels::ThreadPool pool_;
   std::optional<PagedKvCache> cache_;
   model::Workspace ws_;
   model::Batch batch_;
-  std::optional<spec::LayerSkipDrafter> drafter_;
+  std::optional<spec::ModelDrafter> drafter_;
+  const model::Model* draft_model_ = nullptr;  // draft_model only: the drafter's model ...
+  std::optional<DraftKvCache> draft_kv_;       // ... and its K/V
+  std::vector<std::int32_t> draft_from_;       // per run: its first catch-up position
+  std::vector<TokenId> written_;
   model::Workspace draft_ws_;
   std::vector<sched::SeqId> draft_seqs_;
   std::vector<spec::DraftRun> draft_runs_;

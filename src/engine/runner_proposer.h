@@ -1,11 +1,13 @@
 // engine/runner_proposer.h: a spec::Proposer whose drafts come from the
 // model runner (ModelRunner::draft: layer_skip runs the target's first
-// layers over the shared KV cache).
+// layers over the shared KV cache, draft_model a second model over its own
+// K/V in the same blocks).
 //
 // A query's sequence drafts at most as many tokens as the scheduler has KV
 // slots reserved past its newest token (SchedulerConfig::
 // num_lookahead_tokens; fewer when the pool was short). The drafter's K/V
-// live in those slots, so there is no per-sequence state to release.
+// live in those slots (a draft model's record of them goes with the
+// sequence's table when the plan drops it), so there is nothing to release.
 #pragma once
 
 #include <vector>
@@ -34,7 +36,7 @@ class RunnerProposer final : public spec::Proposer {
       const auto pos = static_cast<std::int32_t>(q.tokens.size()) - 1;
       const std::int32_t k = std::min(q.max_tokens, t->num_slots - pos);
       if (k < 1) continue;
-      requests_.push_back({kv::SeqId{q.key}, q.tokens.back(), pos, k, {}});
+      requests_.push_back({kv::SeqId{q.key}, q.tokens, q.tokens.back(), pos, k, {}});
       index_.push_back(i);
     }
     if (requests_.empty()) return;

@@ -33,12 +33,13 @@ std::string string_of(const json& v, const char* key) {
   return v.get<std::string>();
 }
 
-constexpr const char* kImplemented = "(implemented: \"ngram\", \"layer_skip\")";
+constexpr const char* kImplemented = "(implemented: \"ngram\", \"draft_model\", \"layer_skip\")";
 
 SpecMethod method_of(const std::string& m) {
   if (m == "ngram" || m == "[ngram]") return SpecMethod::kNgram;
   if (m == "layer_skip") return SpecMethod::kLayerSkip;
-  if (m == "draft_model" || m == "eagle" || m == "eagle3" || m == "medusa" || m == "mtp")
+  if (m == "draft_model") return SpecMethod::kDraftModel;
+  if (m == "eagle" || m == "eagle3" || m == "medusa" || m == "mtp")
     fail("method \"" + m + "\" is not implemented in folio yet " + kImplemented);
   fail("unknown method \"" + m + "\" " + kImplemented);
 }
@@ -51,6 +52,8 @@ const char* spec_method_name(SpecMethod m) {
       return "off";
     case SpecMethod::kNgram:
       return "ngram";
+    case SpecMethod::kDraftModel:
+      return "draft_model";
     case SpecMethod::kLayerSkip:
       return "layer_skip";
   }
@@ -83,12 +86,13 @@ std::string SpeculativeConfig::describe() const {
     s += " lookup=[" + std::to_string(prompt_lookup_min) + "," + std::to_string(prompt_lookup_max) +
          "]";
   }
+  char p_min[16];
+  std::snprintf(p_min, sizeof p_min, "%.2f", static_cast<double>(draft_p_min));
   if (method == SpecMethod::kLayerSkip) {
-    char p[16];
-    std::snprintf(p, sizeof p, "%.2f", static_cast<double>(draft_p_min));
     s += " layers=" + (num_layers > 0 ? std::to_string(num_layers) : std::string("default")) +
-         " (" + layer_selection + ") p_min=" + p;
+         " (" + layer_selection + ") p_min=" + p_min;
   }
+  if (method == SpecMethod::kDraftModel) s += " model=" + draft_model + " p_min=" + p_min;
   s += " max_batch_rows=" + std::to_string(max_batch_rows);
   s += adaptive ? " adaptive" : " fixed-k";
   if (disable_by_batch_size > 0)
@@ -189,11 +193,17 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
   const bool ngram = c.method == SpecMethod::kNgram;
   if (!ngram && (lookup_min || lookup_max))
     fail("\"prompt_lookup_min\" / \"prompt_lookup_max\" are for method \"ngram\"");
-  if (c.method != SpecMethod::kLayerSkip &&
-      (c.num_layers != 0 || j.contains("layer_selection") || j.contains("draft_p_min")))
-    fail("\"num_layers\" / \"layer_selection\" / \"draft_p_min\" are for method \"layer_skip\"");
-  if (model && !model->empty() && *model != "ngram" && *model != "[ngram]")
+  if (c.method != SpecMethod::kLayerSkip && (c.num_layers != 0 || j.contains("layer_selection")))
+    fail("\"num_layers\" / \"layer_selection\" are for method \"layer_skip\"");
+  if (!c.drafts_with_model() && j.contains("draft_p_min"))
+    fail("\"draft_p_min\" is for methods \"layer_skip\" and \"draft_model\"");
+  if (c.method == SpecMethod::kDraftModel) {
+    if (!model || model->empty())
+      fail("method \"draft_model\" needs \"model\": the draft GGUF's path");
+    c.draft_model = *model;
+  } else if (model && !model->empty() && *model != "ngram" && *model != "[ngram]") {
     fail("\"model\" is not used by method \"" + *method + "\"");
+  }
   if (!k) fail("\"num_speculative_tokens\" is required");
   c.num_speculative_tokens = *k;
   if (!ngram) return c;

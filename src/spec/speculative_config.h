@@ -6,10 +6,12 @@
 // One JSON object. parse_speculative_config() names the key of any error
 // (unknown key, wrong type, out of range) and fills vLLM's defaults: for
 // "ngram", prompt_lookup_min and _max default to each other, or both to 5.
-// Methods: "ngram" (prompt lookup, spec/ngram_proposer.h) and "layer_skip"
-// (self-speculation: the target's first num_layers layers draft,
-// spec/layer_skip_drafter.h; folio's own, not a vLLM method). Methods folio
-// does not have ("draft_model", "eagle", ...) are refused, named.
+// Methods: "ngram" (prompt lookup, spec/ngram_proposer.h), "draft_model" (a
+// second, smaller GGUF with the target's vocabulary, "model": PATH, run by
+// spec/model_drafter.h over its own K/V in the target's blocks) and
+// "layer_skip" (self-speculation: the target's first num_layers layers
+// draft, spec/model_drafter.h; folio's own, not a vLLM method). Methods
+// folio does not have ("eagle", "medusa", ...) are refused, named.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +20,13 @@
 
 namespace folio::spec {
 
-enum class SpecMethod { kNone, kNgram, kLayerSkip };
+enum class SpecMethod { kNone, kNgram, kDraftModel, kLayerSkip };
 
 // The default of max_batch_rows (measured on the 2-core AMD EPYC of
 // docs/PERFORMANCE.md; set it per machine).
 inline constexpr std::int32_t kDefaultMaxBatchRows = 8;
-// The default of draft_p_min (measured with layer_skip, docs/PERFORMANCE.md).
+// The default of draft_p_min (measured with layer_skip and draft_model,
+// docs/PERFORMANCE.md).
 inline constexpr float kDefaultDraftPMin = 0.5f;
 
 const char* spec_method_name(SpecMethod m);
@@ -40,8 +43,10 @@ struct SpeculativeConfig {
   // skipped).
   std::int32_t num_layers = 0;
   std::string layer_selection = "ends";
-  // layer_skip: a draft whose own top probability is below this ends the
-  // run (llama.cpp's --draft-p-min); 0: never.
+  // draft_model: the draft GGUF's path (vLLM's "model").
+  std::string draft_model;
+  // layer_skip and draft_model: a draft whose own top probability is below
+  // this ends the run (llama.cpp's --draft-p-min); 0: never.
   float draft_p_min = kDefaultDraftPMin;
   // vLLM's disable_by_batch_size: no drafts while this many requests or
   // more are running (0: never off this way).
@@ -59,7 +64,9 @@ struct SpeculativeConfig {
   bool enabled() const { return method != SpecMethod::kNone; }
   // The proposer runs a model over the KV cache, which must hold slots for
   // its K draft positions beyond the verified tokens (lookahead).
-  bool drafts_with_model() const { return method == SpecMethod::kLayerSkip; }
+  bool drafts_with_model() const {
+    return method == SpecMethod::kLayerSkip || method == SpecMethod::kDraftModel;
+  }
   // "ngram k=4 lookup=[2,4]" (start-up line, folio info); "off" when disabled.
   std::string describe() const;
 };

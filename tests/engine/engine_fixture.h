@@ -59,20 +59,22 @@ struct RunnerHolder {
   PagedModelRunner runner{smollm().model, 2};
 };
 // What c.speculative needs of the runner is set up first (the layer_skip
-// drafter), as the CLI's EngineStack does.
+// or draft_model drafter; `draft`: the draft model), as the CLI's
+// EngineStack does.
 struct RealEngine : RunnerHolder, LLMEngine {
-  explicit RealEngine(const EngineConfig& c)
-      : LLMEngine(runner, smollm().eos, with_drafter(runner, c)) {}
+  explicit RealEngine(const EngineConfig& c, const model::Model* draft = nullptr)
+      : LLMEngine(runner, smollm().eos, with_drafter(runner, c, draft)) {}
 
  private:
-  static EngineConfig with_drafter(PagedModelRunner& r, EngineConfig c) {
-    c.speculative = r.configure_speculation(c.speculative);
+  static EngineConfig with_drafter(PagedModelRunner& r, EngineConfig c, const model::Model* draft) {
+    c.speculative = r.configure_speculation(c.speculative, draft);
     return c;
   }
 };
 
-inline std::unique_ptr<RealEngine> make_engine(const EngineConfig& c) {
-  return std::make_unique<RealEngine>(c);
+inline std::unique_ptr<RealEngine> make_engine(const EngineConfig& c,
+                                               const model::Model* draft = nullptr) {
+  return std::make_unique<RealEngine>(c, draft);
 }
 
 inline EngineRequest req(std::uint64_t id, std::vector<TokenId> prompt, sampling::SamplingParams p,

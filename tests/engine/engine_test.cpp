@@ -38,8 +38,9 @@ struct Job {
   std::int32_t max_tokens;
 };
 
-std::vector<TokenId> run_alone(const EngineConfig& c, const Job& j) {
-  auto e = make_engine(c);
+std::vector<TokenId> run_alone(const EngineConfig& c, const Job& j,
+                               const model::Model* draft = nullptr) {
+  auto e = make_engine(c, draft);
   auto ch = e->add_request(req(1, j.prompt, greedy(j.max_tokens)));
   e->run_until_idle();
   auto r = collect(ch->drain(), 1);
@@ -168,16 +169,17 @@ TEST(LLMEngine, PreemptionUnderTinyKvBudgetKeepsOutputs) {
 // (the first two jobs), because a row's logits do not depend on the rows
 // beside it (K + 1 verification rows included). Returns the speculative
 // engine for its counters.
-std::unique_ptr<RealEngine> expect_lossless(const std::vector<Job>& jobs, const char* spec_json) {
-  EngineConfig plain = small_config();
+std::unique_ptr<RealEngine> expect_lossless(const std::vector<Job>& jobs, const char* spec_json,
+                                            const model::Model* draft = nullptr,
+                                            const EngineConfig& plain = small_config()) {
   EngineConfig spec = plain;
   spec.speculative = spec::parse_speculative_config(spec_json);
   auto a = make_engine(plain);
-  auto b = make_engine(spec);
+  auto b = make_engine(spec, draft);
   const auto want = run_batched(*a, jobs);
   const auto got = run_batched(*b, jobs);
   for (std::size_t i = 0; i < jobs.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
-  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(run_alone(spec, jobs[i]), want[i]);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(run_alone(spec, jobs[i], draft), want[i]);
   EXPECT_LT(b->stats().num_steps, a->stats().num_steps);
   EXPECT_EQ(b->stats().kv_blocks_used, 0);
   return b;
@@ -219,6 +221,60 @@ TEST(LLMEngine, LayerSkipSpeculationIsTokenIdenticalToPlainDecoding) {
   EXPECT_GT(b->stats().spec_num_drafts, 10u);
   EXPECT_GT(b->stats().spec_num_accepted_tokens, 5u);
   EXPECT_EQ(b->runner.draft_layers(), 24u);
+}
+
+// A draft model: the same model, through the draft's own K/V in the same
+// blocks. Its greedy drafts are the target's own tokens, so every draft is
+// accepted: a draft K/V that missed a position, kept a rejected token's or
+// lost a prefix-cache hit's would show as a rejection. Jobs share prefixes
+// (hits on blocks another request's draft filled), and a tiny pool preempts.
+TEST(LLMEngine, DraftModelSpeculationOfTheSameModelAcceptsEveryDraft) {
+  const char* shared = "The quick brown fox jumps over the lazy dog. Numbers: one two three";
+  std::vector<Job> jobs;
+  for (const char* tail : {" four", " five six", " seven", " eight nine ten"}) {
+    jobs.push_back({smollm().tok.encode(std::string(shared) + tail, {.add_special = true}), 20});
+  }
+  for (const Job& j : random_jobs(41, 3)) jobs.push_back(j);
+  const char* json = R"({"method": "draft_model", "model": "same", "num_speculative_tokens": 3,)"
+                     R"( "draft_p_min": 0, "adaptive": false})";
+  const auto b = expect_lossless(jobs, json, &smollm().model);
+  EXPECT_GT(b->stats().spec_num_drafts, 20u);
+  EXPECT_EQ(b->stats().spec_num_accepted_tokens, b->stats().spec_num_draft_tokens);
+  EXPECT_GT(b->stats().prefix_cache_hits, 0);
+
+  EngineConfig tiny = small_config();
+  tiny.max_model_len = 64;
+  tiny.kv_cache_memory =  // 16 blocks of target + draft K/V
+      16 * 2 *
+      static_cast<std::int64_t>(PagedKvCache::bytes_per_block(
+          smollm().model.config(), tiny.block_size, tiny.kv_cache_dtype));
+  std::vector<Job> long_jobs;  // 50 positions each: two of them outgrow the pool
+  for (std::uint32_t i = 0; i < 4; ++i) long_jobs.push_back({random_prompt(500 + i, 20), 30});
+  const auto c = expect_lossless(long_jobs, json, &smollm().model, tiny);
+  EXPECT_EQ(c->num_kv_blocks(), 16);
+  EXPECT_GT(c->stats().num_preemptions, 0);
+  EXPECT_EQ(c->stats().spec_num_accepted_tokens, c->stats().spec_num_draft_tokens);
+}
+
+// A draft that differs from the target (the same weights with 8-bit
+// activations): some drafts are rejected and rolled back, outputs stay
+// the target's.
+TEST(LLMEngine, DraftModelSpeculationIsTokenIdenticalToPlainDecoding) {
+  model::LoadOptions eight;
+  eight.activation_bits = kernels::ActivationBits::k8;
+  const model::Model draft = model::Model::load(*smollm().file, eight);
+  const auto jobs =
+      repetitive_jobs({"one two three four five six seven eight nine ten, one two three four",
+                       "The cat sat on the mat. The dog sat on the log. The cat sat on the"},
+                      24, 43);
+  const auto b =
+      expect_lossless(jobs,
+                      R"({"method": "draft_model", "model": "8-bit", "num_speculative_tokens": 4,)"
+                      R"( "draft_p_min": 0})",
+                      &draft);
+  EXPECT_GT(b->stats().spec_num_drafts, 10u);
+  EXPECT_GT(b->stats().spec_num_accepted_tokens, 10u);
+  EXPECT_LT(b->stats().spec_num_accepted_tokens, b->stats().spec_num_draft_tokens);
 }
 
 }  // namespace

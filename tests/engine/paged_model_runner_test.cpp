@@ -3,7 +3,10 @@
 // against HF transformers' fp32 logits: a plan entry asks for several logit
 // rows (num_logits > 1, as speculative verification will), entries of one
 // plan come back in plan order, a chunk continues over the paged blocks of
-// an earlier step, and an entry with num_logits = 0 returns no row.
+// an earlier step, and an entry with num_logits = 0 returns no row. With a
+// draft model (the same tiny model), its drafts are the model's own greedy
+// continuation (contiguous-cache reference) after catching up on the
+// prompt, after accepted drafts, and after a rejected one.
 #include "engine/paged_model_runner.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +19,9 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "kernels/kv_row.h"
+#include "model/contiguous_kv_cache.h"
+#include "sampling/draw.h"
 
 namespace folio::engine {
 namespace {
@@ -110,6 +116,104 @@ TEST(PagedModelRunner, SeveralLogitRowsPerEntryMatchHf) {
   ASSERT_NE(runner.cache(), nullptr);
   EXPECT_EQ(runner.cache()->table(kv::SeqId{2}), nullptr);  // its table is gone
   EXPECT_EQ(runner.cache()->table(kv::SeqId{1})->size(), 6u);
+}
+
+// The greedy continuation of `tokens` (n tokens) straight from the model,
+// one sequence in a contiguous cache.
+std::vector<TokenId> greedy_after(const model::Model& m, std::vector<TokenId> tokens,
+                                  std::int32_t n) {
+  model::ContiguousKvCache kv(m.config(), 1, tokens.size() + static_cast<std::size_t>(n));
+  model::Workspace ws;
+  kernels::ThreadPool pool(1);
+  model::Batch b;
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    b.add(tokens[i], static_cast<std::int32_t>(i), 0, i + 1 == tokens.size());
+  std::vector<TokenId> out;
+  for (std::int32_t i = 0; i < n; ++i) {
+    out.push_back(sampling::argmax(m.forward(b, kv, ws, pool)));
+    b.clear();
+    b.add(out.back(), static_cast<std::int32_t>(tokens.size() + out.size()) - 1, 0, true);
+  }
+  return out;
+}
+
+// The largest difference between the K rows (layer 0) `cache` holds for
+// `seq` at positions [0, n) and those the model computes for tokens[0, n)
+// in one forward through a contiguous f16 cache.
+double k_rows_error(const model::Model& m, const PagedKvCache& cache, kv::SeqId seq,
+                    const std::vector<TokenId>& tokens, std::size_t n) {
+  model::ContiguousKvCache ref(m.config(), 1, n, kernels::KvDtype::kF16);
+  model::Workspace ws;
+  kernels::ThreadPool pool(1);
+  model::Batch b;
+  for (std::size_t i = 0; i < n; ++i) b.add(tokens[i], static_cast<std::int32_t>(i), 0, i + 1 == n);
+  m.forward(b, ref, ws, pool);
+  std::vector<kernels::KvPage> pages;
+  ref.pages(0, 0, n, pages);
+  const std::size_t heads = m.config().layers[0].n_head_kv;
+  const std::size_t dim = m.config().head_dim_k;
+  const std::size_t head_bytes = kernels::kv_head_bytes(kernels::KvDtype::kF16, dim);
+  double worst = 0;
+  std::vector<float> want(heads * dim);
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto* row = static_cast<const std::byte*>(pages[0].k) + p * heads * head_bytes;
+    for (std::size_t h = 0; h < heads; ++h)
+      kernels::kv_load_head(kernels::KvDtype::kF16, row + h * head_bytes, dim, &want[h * dim]);
+    const std::vector<float> got = cache.k_row(0, seq, p);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::abs(double{got[i]} - want[i]));
+  }
+  return worst;
+}
+
+TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
+  const auto cases = hf_cases();
+  const Case& a = cases.at(0);  // 24 tokens
+  const auto file = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
+  const model::Model m = model::Model::load(file);
+  const model::Model draft = model::Model::load(file);
+  PagedModelRunner runner(m, 2);
+  const std::int64_t target_block = runner.kv_bytes_per_block(4, kernels::KvDtype::kF16);
+  runner.enable_draft_model(draft);
+  EXPECT_EQ(runner.kv_bytes_per_block(4, kernels::KvDtype::kF16), 2 * target_block);
+  EXPECT_EQ(runner.init_kv({16, 4, kernels::KvDtype::kF16}), 16 * 2 * target_block);
+
+  // The target computes positions 0-15; blocks 0-7 leave room for drafts.
+  sched::SchedulerOutput p1;
+  p1.requests.push_back(entry(1, a.ids, 0, 16, 1, {0, 1, 2, 3, 4, 5, 6, 7}, 0));
+  runner.execute(p1);
+  const DraftKvCache& dkv = *runner.draft_cache();
+  const kv::SeqId id{1};
+  EXPECT_EQ(dkv.covered(id), 0);  // lazily: nothing until it drafts
+
+  std::vector<TokenId> seq(a.ids.begin(), a.ids.begin() + 17);
+  // Drafts k tokens after seq (its newest token has no K/V) and checks them
+  // against the model's own greedy continuation.
+  auto expect_drafts = [&](std::int32_t k) {
+    DraftRequest r{id, seq, seq.back(), static_cast<std::int32_t>(seq.size()) - 1, k, {}};
+    runner.draft(std::span<DraftRequest>(&r, 1));
+    EXPECT_EQ(r.out, greedy_after(m, seq, k)) << "after " << seq.size() << " tokens";
+    EXPECT_EQ(dkv.covered(id), static_cast<std::int32_t>(seq.size()) - 1);
+    // What the draft counts as its K/V is that of these tokens.
+    EXPECT_LT(k_rows_error(draft, dkv.kv(), id, seq, seq.size() - 1), 1e-2)
+        << "after " << seq.size() << " tokens";
+    return r.out;
+  };
+  // Round 1: the newest token a[16] at 16; the draft catches up on 0-15.
+  const auto d1 = expect_drafts(3);
+  // Round 2: two drafts accepted, then the target's own token at 19; the
+  // draft's K/V at 16-18 (a[16], d1[0], d1[1]) becomes final.
+  seq.insert(seq.end(), {d1[0], d1[1], 7});
+  const auto d2 = expect_drafts(3);
+  // Round 3: all three accepted, then a bonus token: the draft never had
+  // K/V for its last draft (22), so it catches up on it.
+  seq.insert(seq.end(), {d2[0], d2[1], d2[2], 9});
+  const auto d3 = expect_drafts(3);
+  // Round 4: the tokens differ from the drafts below the computed length
+  // (at 25): the draft's K/V there is not taken.
+  seq.insert(seq.end(), {d3[0], d3[1] == 5 ? 6 : 5, 11});
+  ASSERT_NE(seq[25], d3[1]);
+  expect_drafts(3);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 """`folio serve --speculative-config` through the official openai client: every response of a
-server with n-gram speculation equals the same request's response from a plain server (greedy:
-text, token logprobs, finish reasons, usage; stop strings inside accepted runs; streaming; n=2),
-/metrics carries vLLM's spec_decode counters with drafts accepted, and a bad config is refused
-at start-up with a message naming the key."""
+server with speculation (n-gram; a draft model, here the default model itself) equals the same
+request's response from a plain server (greedy: text, token logprobs, finish reasons, usage; stop
+strings inside accepted runs; streaming; n=2), /metrics carries vLLM's spec_decode counters with
+drafts accepted, and a bad config is refused at start-up with a message naming the key, a draft
+model of another vocabulary with one saying where it differs."""
 import subprocess
 import urllib.request
 
@@ -10,10 +11,15 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from folio_server import FOLIO, MODEL, running_server  # noqa: E402
+from folio_server import FOLIO, MODEL, ROOT, running_server  # noqa: E402
 
-SPEC = ('{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 1, '
-        '"prompt_lookup_max": 3}')
+SPECS = {
+    "ngram": ('{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 1, '
+              '"prompt_lookup_max": 3}'),
+    "draft_model": ('{"method": "draft_model", "model": "%s", "num_speculative_tokens": 4}'
+                    % MODEL),
+}
+GEMMA = ROOT / "models" / "gemma-3-270m-q4_k_m.gguf"
 DOC = ("Folio keeps the key and value cache in paged blocks, shares the blocks of common prompt "
        "prefixes, and batches requests continuously.")
 CHAT = [{"role": "user", "content": "Repeat this text exactly, twice:\n\n" + DOC}]
@@ -56,10 +62,16 @@ def counter(text, name):
     raise AssertionError(f"{name} missing from /metrics")
 
 
-def test_speculative_server_answers_as_the_plain_one():
+@pytest.fixture(scope="module")
+def plain_answers():
     with running_server("--served-model-name", "m") as plain:
-        want = completions(openai.OpenAI(base_url=plain["base"] + "/v1", api_key="x"))
-    with running_server("--served-model-name", "m", "--speculative-config", SPEC) as spec:
+        return completions(openai.OpenAI(base_url=plain["base"] + "/v1", api_key="x"))
+
+
+@pytest.mark.parametrize("method", sorted(SPECS))
+def test_speculative_server_answers_as_the_plain_one(plain_answers, method):
+    want = plain_answers
+    with running_server("--served-model-name", "m", "--speculative-config", SPECS[method]) as spec:
         got = completions(openai.OpenAI(base_url=spec["base"] + "/v1", api_key="x"))
         m = metrics(spec["base"])
     assert got == want
@@ -80,3 +92,17 @@ def test_bad_speculative_config_is_refused_naming_the_key():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert 'unknown key "lookahead"' in r.stderr
+
+
+def test_draft_model_of_another_vocabulary_is_refused_saying_where():
+    assert GEMMA.exists(), f"{GEMMA} missing: run scripts/setup"
+    spec = '{"method": "draft_model", "model": "%s", "num_speculative_tokens": 2}' % GEMMA
+    r = subprocess.run([FOLIO, "serve", str(MODEL), "--speculative-config", spec],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "vocabulary differs from the target's: the target has 49152 tokens, the draft" in r.stderr
+    missing = '{"method": "draft_model", "model": "/nonexistent.gguf", "num_speculative_tokens": 2}'
+    r = subprocess.run([FOLIO, "serve", str(MODEL), "--speculative-config", missing],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "draft model /nonexistent.gguf:" in r.stderr

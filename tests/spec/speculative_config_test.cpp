@@ -170,3 +170,37 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
 
 }  // namespace
 }  // namespace folio::spec
+
+namespace folio::spec {
+namespace {
+
+TEST(SpeculativeConfig, DraftModelAsVllmSpellsIt) {
+  const auto c = parse_speculative_config(
+      R"({"method": "draft_model", "model": "draft.gguf", "num_speculative_tokens": 3,)"
+      R"( "draft_p_min": 0.25})");
+  EXPECT_EQ(c.method, SpecMethod::kDraftModel);
+  EXPECT_TRUE(c.drafts_with_model());
+  EXPECT_EQ(c.draft_model, "draft.gguf");
+  EXPECT_EQ(c.num_speculative_tokens, 3);
+  EXPECT_FLOAT_EQ(c.draft_p_min, 0.25f);
+  EXPECT_EQ(c.describe(), "draft_model k=3 model=draft.gguf p_min=0.25 max_batch_rows=8 adaptive");
+  EXPECT_NE(error_of(R"({"method": "draft_model", "num_speculative_tokens": 3})")
+                .find("method \"draft_model\" needs \"model\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "draft_model", "model": "", "num_speculative_tokens": 3})")
+                .find("needs \"model\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 3,)"
+                     R"( "num_layers": 2})")
+                .find("are for method \"layer_skip\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 3, "draft_p_min": 0.1})")
+                .find("\"draft_p_min\" is for methods"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "draft_model", "model": 7, "num_speculative_tokens": 3})")
+                .find("\"model\" must be a string"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace folio::spec
