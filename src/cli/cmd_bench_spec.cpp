@@ -11,7 +11,8 @@
 //    the acceptance of the drafts: rate, mean accepted length (vLLM's
 //    1 + accepted / drafts) and acceptance by position;
 //  - --concurrency 8,32: that many requests (the dataset's prompts, cycled)
-//    submitted at once, aggregate output tokens/s on / off.
+//    submitted at once, aggregate output tokens/s on / off (medians of -r
+//    runs, alternating which goes first).
 //
 // Greedy with the dataset's max_tokens, so both engines do the same work;
 // the outputs are compared and any difference is reported (there must be
@@ -248,19 +249,20 @@ int bench_spec(const SpecArgs& a) {
     std::vector<const Prompt*> batch;
     for (int i = 0; i < c; ++i)
       batch.push_back(&prompts[static_cast<std::size_t>(i) % prompts.size()]);
-    double tps[2] = {0, 0};
-    for (int side = 0; side < 2; ++side) {
-      engine::LLMEngine& e = side == 0 ? off->core : on->core;
-      std::vector<double> reps;
-      for (int rep = 0; rep < a.repetitions; ++rep) {
+    // Repetitions alternate which engine goes first, as the single-stream
+    // runs do, so the machine's drift falls on both.
+    std::vector<double> reps[2];
+    for (int rep = 0; rep < a.repetitions; ++rep) {
+      for (int turn = 0; turn < 2; ++turn) {
+        const int side = rep % 2 == 0 ? turn : 1 - turn;
         Stopwatch sw;
-        const auto runs = run(e, batch, next_id);
+        const auto runs = run(side == 0 ? off->core : on->core, batch, next_id);
         std::size_t tokens = 0;
         for (const Run& r : runs) tokens += r.tokens.size();
-        reps.push_back(static_cast<double>(tokens) / std::max(sw.seconds(), 1e-9));
+        reps[side].push_back(static_cast<double>(tokens) / std::max(sw.seconds(), 1e-9));
       }
-      tps[side] = median(reps);
     }
+    const double tps[2] = {median(reps[0]), median(reps[1])};
     std::printf("%-12d %10.1f %10.1f %7.2fx\n", c, tps[0], tps[1],
                 tps[0] > 0 ? tps[1] / tps[0] : 0);
     js["concurrent"][std::to_string(c)] = {

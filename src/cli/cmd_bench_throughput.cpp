@@ -184,6 +184,10 @@ void throughput(Ctx& c) {
                                     {"output_tokens_per_s", out_tokens / s},
                                     {"total_tokens_per_s", (in_tokens + out_tokens) / s},
                                     {"steps", st.num_steps}};
+    if (const std::string spec = spec_summary(st); !spec.empty()) {
+      std::printf("            %s\n", spec.c_str());
+      c.report["throughput"][mode]["speculative"] = spec;
+    }
     std::fflush(stdout);
   }
   if (continuous.num_steps > 0) print_stages("continuous", continuous);

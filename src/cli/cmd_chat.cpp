@@ -3,7 +3,8 @@
 // Each turn renders the whole conversation with the model's chat template and
 // runs it through the engine; prefix caching makes the earlier turns' KV
 // blocks hits, so a turn costs only its new tokens. Replies stream to stdout;
-// an empty line or end of input ends the session, "/reset" starts over.
+// an empty line or end of input ends the session, "/reset" starts over. With
+// --speculative-config, the session's acceptance goes to stderr at the end.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -83,6 +84,8 @@ int chat_loop(const ChatArgs& a) {
     std::fputc('\n', stdout);
     history.push_back({"assistant", reply});
   }
+  if (const std::string spec = spec_summary(eng.stats()); !spec.empty())
+    std::fprintf(stderr, "folio chat: %s\n", spec.c_str());
   return 0;
 }
 

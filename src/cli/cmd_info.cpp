@@ -19,6 +19,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
@@ -251,6 +252,30 @@ Json draft_json(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
           {"kv_bytes_per_token", per}};
 }
 
+// layer_skip / draft_model resolved as the engine resolves them (num_layers,
+// draft_cost), with the target (and draft) loaded; `sc` unchanged when the
+// target does not load (load_json reports why).
+spec::SpeculativeConfig resolved(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
+  std::optional<model::Model> target;
+  try {
+    target.emplace(model::Model::load(f, {}));
+  } catch (const Error&) {
+    return sc;
+  }
+  std::optional<gguf::GgufFile> draft_file;
+  std::optional<model::Model> draft;
+  if (sc.method == spec::SpecMethod::kDraftModel) {
+    try {
+      draft_file.emplace(gguf::GgufFile::open(sc.draft_model));
+      draft.emplace(model::Model::load(*draft_file, {}));
+    } catch (const Error& e) {
+      throw Error("--speculative-config: draft model " + sc.draft_model + ": " + e.what());
+    }
+  }
+  engine::PagedModelRunner runner(*target, 1);
+  return runner.configure_speculation(sc, draft ? &*draft : nullptr);
+}
+
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   // A bad --speculative-config is the user's error (thrown), not the file's.
   spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
@@ -277,11 +302,13 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   if (n_layer > 0) {
     Json sj = {{"method", spec::spec_method_name(sc.method)}};
     if (sc.enabled()) sj["num_speculative_tokens"] = sc.num_speculative_tokens;
-    if (sc.method == spec::SpecMethod::kLayerSkip) {
+    if (sc.method == spec::SpecMethod::kLayerSkip)
       sj["draft_layers"] = spec::draft_layer_list(sc, n_layer);
-      if (sc.num_layers == 0) sc.num_layers = spec::default_draft_layers(n_layer);
-    }
     if (sc.method == spec::SpecMethod::kDraftModel) sj["draft_model"] = draft_json(f, sc);
+    if (sc.drafts_with_model()) {
+      sc = resolved(f, sc);
+      if (sc.draft_cost >= 0) sj["draft_cost"] = sc.draft_cost;
+    }
     sj["description"] = sc.describe();
     r["speculative"] = sj;
   }

@@ -127,26 +127,32 @@ void LLMEngine::verify(const sched::ScheduledRequest& s, SampleStream& st,
 
 // Drafts for every caught-up single-sample sequence, as many as the load
 // rule allows this step (spec::draft_tokens_per_request), its own record of
-// accepted drafts makes worth a row (spec::AcceptanceEstimate) and
-// max_tokens leaves room for; the next schedule() takes them.
+// accepted drafts makes worth a row and the draft's making
+// (spec::AcceptanceEstimate, draft_cost) and max_tokens leaves room for;
+// the next schedule() takes them.
 void LLMEngine::propose() {
   if (!proposer_) return;
   const std::int32_t k = spec::draft_tokens_per_request(config_.speculative, sched_.num_running());
   if (k < 1) return;
   queries_.clear();
+  query_streams_.clear();
   for (const sched::Request* r : sched_.running()) {
     const std::int32_t room = r->draft_room();
     if (!r->can_draft() || room < 1) continue;
     const SeqRef& ref = seqs_.at(r->id);
     SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
     const std::int32_t want =
-        adaptive_ ? st.acceptance.draft_length(std::min(k, room)) : std::min(k, room);
+        adaptive_ ? st.acceptance.draft_length(std::min(k, room), draft_cost_) : std::min(k, room);
     if (want < 1) continue;
-    queries_.push_back({r->id.value(), r->tokens, want, {}});
+    queries_.push_back({r->id.value(), r->tokens, want, {}, 0});
+    query_streams_.push_back(&st);
   }
   if (queries_.empty()) return;
   proposer_->propose(queries_);
-  for (spec::DraftQuery& q : queries_) {
+  for (std::size_t i = 0; i < queries_.size(); ++i) {
+    spec::DraftQuery& q = queries_[i];
+    query_streams_[i]->acceptance.observe_forwards(q.forwards,
+                                                   static_cast<std::int32_t>(q.draft.size()));
     if (q.draft.empty()) continue;
     if (static_cast<std::int32_t>(q.draft.size()) > q.max_tokens) q.draft.resize(q.max_tokens);
     sched_.set_spec_tokens(kv::SeqId{q.key}, std::move(q.draft));

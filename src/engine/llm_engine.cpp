@@ -79,6 +79,7 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
     proposer_ =
         proposer ? std::move(proposer) : make_proposer(config_.speculative, runner_, sched_);
     adaptive_ = config_.speculative.adaptive;
+    draft_cost_ = std::max(0.0, static_cast<double>(config_.speculative.draft_cost));
     spec_accepted_per_pos_.assign(
         static_cast<std::size_t>(config_.speculative.num_speculative_tokens), 0);
   }

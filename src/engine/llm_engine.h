@@ -125,7 +125,9 @@ class LLMEngine {
   std::uint64_t generated_ = 0;
   std::unique_ptr<spec::Proposer> proposer_;  // null: no speculative decoding
   bool adaptive_ = true;                      // per-request draft length (config)
+  double draft_cost_ = 0;                     // of one draft token (config; < 0 counts as 0)
   std::vector<spec::DraftQuery> queries_;     // propose() scratch
+  std::vector<SampleStream*> query_streams_;  // propose(): the sample of each query
 
   mutable std::mutex stats_mu_;
   EngineStats stats_;  // guarded by stats_mu_

@@ -63,6 +63,7 @@ struct DraftRequest {
   std::int32_t pos = 0;
   std::int32_t k = 0;
   std::vector<TokenId> out;  // filled: up to k drafts
+  std::int32_t rounds = 0;   // filled: draft forwards it was in
 };
 
 struct RunnerOutput {

@@ -98,15 +98,23 @@ void PagedModelRunner::enable_draft_model(const model::Model& draft, float p_min
 
 spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::SpeculativeConfig c,
                                                                 const model::Model* draft) {
+  // A draft token's cost against a target step: weight bytes per token.
+  const auto cost_of = [&](std::size_t draft_bytes) {
+    if (c.draft_cost < 0)
+      c.draft_cost = static_cast<float>(static_cast<double>(draft_bytes) /
+                                        static_cast<double>(model_.forward_weight_bytes()));
+  };
   if (c.method == spec::SpecMethod::kDraftModel) {
     if (draft == nullptr) throw Error("speculative decoding: method draft_model needs the model");
     enable_draft_model(*draft, c.draft_p_min);
+    cost_of(draft->forward_weight_bytes());
     return c;
   }
   if (c.method != spec::SpecMethod::kLayerSkip) return c;
   const auto n_layer = static_cast<std::int32_t>(model_.config().n_layer);
   enable_layer_skip(spec::draft_layer_list(c, n_layer), c.draft_p_min);
   if (c.num_layers == 0) c.num_layers = spec::default_draft_layers(n_layer);
+  cost_of(model_.forward_weight_bytes(drafter_->layers()));
   return c;
 }
 
@@ -123,7 +131,10 @@ void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   }
   cache_->bind(draft_seqs_);
   drafter_->draft(draft_runs_, *cache_, draft_ws_, pool_);
-  for (std::size_t i = 0; i < requests.size(); ++i) requests[i].out = std::move(draft_runs_[i].out);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].out = std::move(draft_runs_[i].out);
+    requests[i].rounds = draft_runs_[i].rounds;
+  }
 }
 
 // draft_model: each sequence catches up on what its draft K/V lacks
@@ -161,6 +172,7 @@ void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
             std::min<std::ptrdiff_t>(run.rounds - 1, static_cast<std::ptrdiff_t>(run.out.size())));
     draft_kv_->record_ahead(requests[i].seq, run.pos, written_);
     requests[i].out = std::move(run.out);
+    requests[i].rounds = run.rounds;
   }
 }
 

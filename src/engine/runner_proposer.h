@@ -36,13 +36,15 @@ class RunnerProposer final : public spec::Proposer {
       const auto pos = static_cast<std::int32_t>(q.tokens.size()) - 1;
       const std::int32_t k = std::min(q.max_tokens, t->num_slots - pos);
       if (k < 1) continue;
-      requests_.push_back({kv::SeqId{q.key}, q.tokens, q.tokens.back(), pos, k, {}});
+      requests_.push_back({kv::SeqId{q.key}, q.tokens, q.tokens.back(), pos, k, {}, 0});
       index_.push_back(i);
     }
     if (requests_.empty()) return;
     runner_.draft(requests_);
-    for (std::size_t j = 0; j < requests_.size(); ++j)
+    for (std::size_t j = 0; j < requests_.size(); ++j) {
       queries[index_[j]].draft = std::move(requests_[j].out);
+      queries[index_[j]].forwards = requests_[j].rounds;
+    }
   }
   void release(std::uint64_t /*key*/) override {}
 

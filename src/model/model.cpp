@@ -53,4 +53,15 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   return m;
 }
 
+std::size_t Model::forward_weight_bytes(std::span<const std::size_t> layers) const {
+  if (layers.empty()) layers = all_layers_;
+  std::size_t bytes = weights_.output.w.bytes().size();
+  for (const std::size_t l : layers) {
+    const LayerWeights& w = weights_.layers.at(l);
+    for (const Linear* m : {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down})
+      bytes += m->w.bytes().size();
+  }
+  return bytes;
+}
+
 }  // namespace folio::model

@@ -79,6 +79,12 @@ class Model {
   std::size_t repacked() const { return repacked_; }
   std::size_t repacked_bytes() const { return repacked_bytes_; }
 
+  // Bytes of the weight matrices one token's forward through `layers` (all
+  // of them when empty) reads, the output head included, each matrix once:
+  // what a memory-bound decode step streams (the speculative drafters'
+  // cost against the target's).
+  std::size_t forward_weight_bytes(std::span<const std::size_t> layers = {}) const;
+
   // Runs `batch` (validated; throws folio::Error before touching `kv` when it
   // is malformed or does not fit the cache). Returns the logits of
   // batch.logit_rows, row-major [logit_rows.size() x n_vocab], viewing `ws`.

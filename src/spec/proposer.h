@@ -24,6 +24,8 @@ struct DraftQuery {
   std::span<const TokenId> tokens;  // its tokens so far
   std::int32_t max_tokens = 0;      // K for this step (>= 1)
   std::vector<TokenId> draft;       // out: 0 .. max_tokens tokens
+  std::int32_t forwards = 0;        // out: model forwards it took (0 for ngram): one
+                                    // more than the drafts when draft_p_min stopped it
 };
 
 class Proposer {

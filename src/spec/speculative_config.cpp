@@ -93,6 +93,11 @@ std::string SpeculativeConfig::describe() const {
          " (" + layer_selection + ") p_min=" + p_min;
   }
   if (method == SpecMethod::kDraftModel) s += " model=" + draft_model + " p_min=" + p_min;
+  if (drafts_with_model() && draft_cost >= 0) {
+    char cost[16];
+    std::snprintf(cost, sizeof cost, "%.2f", static_cast<double>(draft_cost));
+    s += std::string(" cost=") + cost;
+  }
   s += " max_batch_rows=" + std::to_string(max_batch_rows);
   s += adaptive ? " adaptive" : " fixed-k";
   if (disable_by_batch_size > 0)
@@ -108,12 +113,12 @@ std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t n
   return std::clamp(k, 0, c.num_speculative_tokens);
 }
 
-std::int32_t adaptive_draft_length(double acceptance, std::int32_t k) {
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, double draft_cost) {
   std::int32_t j = 0;
   double worth = 1;
   while (j < k) {
     worth *= acceptance;
-    if (worth < kMinDraftWorth) break;
+    if (worth < kMinDraftWorth + draft_cost) break;
     ++j;
   }
   return j;
@@ -125,12 +130,28 @@ void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t accepted) {
   value = (1 - kWeight) * value + kWeight * static_cast<double>(accepted) / judged;
 }
 
-std::int32_t AcceptanceEstimate::draft_length(std::int32_t k) {
-  const std::int32_t j = adaptive_draft_length(value, k);
+bool round_pays(double acceptance, std::int32_t j, double draft_cost, double spare) {
+  double gain = 0, p = 1;
+  for (std::int32_t i = 0; i < j; ++i) {
+    p *= acceptance;
+    gain += p;
+  }
+  return gain > j * (kMinDraftWorth + draft_cost) + spare * draft_cost;
+}
+
+void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t drafts) {
+  if (forwards < 1) return;
+  spare = (1 - kWeight) * spare + kWeight * std::max(0, forwards - drafts);
+}
+
+std::int32_t AcceptanceEstimate::draft_length(std::int32_t k, double draft_cost) {
+  std::int32_t j = adaptive_draft_length(value, k, draft_cost);
+  if (j > 0 && draft_cost > 0 && !round_pays(value, j, draft_cost, spare)) j = 0;
   if (j > 0 || k < 1) {
     idle_steps = 0;
     return j;
   }
+  if (draft_cost > 0) return 0;  // no probes for a model drafter
   if (++idle_steps < kProbeEvery) return 0;
   idle_steps = 0;
   return 1;  // a probe
@@ -167,6 +188,11 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
       const double x = v.get<double>();
       if (!(x >= 0 && x <= 1)) fail("\"draft_p_min\" must be in [0, 1], got " + v.dump());
       c.draft_p_min = static_cast<float>(x);
+    } else if (key == "draft_cost") {
+      if (!v.is_number()) fail("\"draft_cost\" must be a number, got " + v.dump());
+      const double x = v.get<double>();
+      if (!(x >= 0 && x <= 4)) fail("\"draft_cost\" must be in [0, 4], got " + v.dump());
+      c.draft_cost = static_cast<float>(x);
     } else if (key == "layer_selection") {
       c.layer_selection = string_of(v, "layer_selection");
       if (c.layer_selection != "first" && c.layer_selection != "ends")
@@ -182,7 +208,7 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     } else {
       fail("unknown key \"" + key +
            "\" (known: method, model, num_speculative_tokens, prompt_lookup_min, "
-           "prompt_lookup_max, num_layers, layer_selection, draft_p_min, "
+           "prompt_lookup_max, num_layers, layer_selection, draft_p_min, draft_cost, "
            "adaptive, disable_by_batch_size, max_batch_rows)");
     }
   }
@@ -195,8 +221,8 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     fail("\"prompt_lookup_min\" / \"prompt_lookup_max\" are for method \"ngram\"");
   if (c.method != SpecMethod::kLayerSkip && (c.num_layers != 0 || j.contains("layer_selection")))
     fail("\"num_layers\" / \"layer_selection\" are for method \"layer_skip\"");
-  if (!c.drafts_with_model() && j.contains("draft_p_min"))
-    fail("\"draft_p_min\" is for methods \"layer_skip\" and \"draft_model\"");
+  if (!c.drafts_with_model() && (j.contains("draft_p_min") || j.contains("draft_cost")))
+    fail("\"draft_p_min\" / \"draft_cost\" are for methods \"layer_skip\" and \"draft_model\"");
   if (c.method == SpecMethod::kDraftModel) {
     if (!model || model->empty())
       fail("method \"draft_model\" needs \"model\": the draft GGUF's path");

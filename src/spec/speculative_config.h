@@ -48,6 +48,12 @@ struct SpeculativeConfig {
   // layer_skip and draft_model: a draft whose own top probability is below
   // this ends the run (llama.cpp's --draft-p-min); 0: never.
   float draft_p_min = kDefaultDraftPMin;
+  // layer_skip and draft_model: what one draft token costs, as a fraction
+  // of a single-stream target step (the adaptive rule charges it, see
+  // adaptive_draft_length). < 0: resolved when the engine starts, as the
+  // drafter's weight bytes per token over the target's (decode streams
+  // every weight once). ngram drafts cost nothing: 0.
+  float draft_cost = -1;
   // vLLM's disable_by_batch_size: no drafts while this many requests or
   // more are running (0: never off this way).
   std::int32_t disable_by_batch_size = 0;
@@ -93,28 +99,48 @@ std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t n
 // Per-request adaptive draft length. `acceptance` is the request's running
 // estimate of the chance that a draft token is accepted (AcceptanceEstimate);
 // the j-th draft of a round is verified only when all before it were
-// accepted, so it is worth a row while acceptance^j >= kMinDraftWorth
-// (measured: one more verification row costs about this fraction of a
-// single-stream decode step on the 2-core EPYC). Returns the largest such
+// accepted, so it yields acceptance^j tokens, and it costs one more
+// verification row (kMinDraftWorth: measured, about this fraction of a
+// single-stream decode step on the 2-core EPYC) plus making the draft
+// (`draft_cost`, the same unit; 0 for ngram). It is worth it while
+// acceptance^j >= kMinDraftWorth + draft_cost. Returns the largest such
 // j <= k (0: draft nothing this step).
 inline constexpr double kMinDraftWorth = 0.3;
-std::int32_t adaptive_draft_length(double acceptance, std::int32_t k);
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, double draft_cost = 0);
+
+// Whether a round of j drafts pays for itself when each draft costs
+// kMinDraftWorth + draft_cost and `spare` more draft forwards (one whose
+// token draft_p_min dropped) cost draft_cost each: it yields
+// acceptance + acceptance^2 + ... + acceptance^j tokens beyond the step's
+// own. A drafter that agrees with the target almost always but costs about
+// a step per token (the same network at another quantization) does not pay:
+// plain decoding is faster, and the rule says so.
+bool round_pays(double acceptance, std::int32_t j, double draft_cost, double spare);
 
 // Running estimate of a request's per-token acceptance: an exponential
 // average over verification rounds of accepted / judged, where a round
 // with k drafts and a accepted judged a + 1 tokens (a < k) or k (a == k).
-// Starts optimistic (1) so every request gets a first try. A request whose
-// estimate fell to zero drafts still gets a one-token probe every
-// kProbeEvery steps, so it can recover when its output starts to repeat.
+// Starts optimistic (1) so every request gets a first try, and with one
+// spare forward a round (a drafter's cost is charged in full until measured:
+// a drafter that would not pay even then is never tried, because trying a
+// model drafter first catches its K/V up on the whole context). A request
+// whose estimate fell to zero drafts still gets a one-token probe every
+// kProbeEvery steps when drafts are free (ngram), so it can recover when its
+// output starts to repeat; a model drafter does not probe (the probe's
+// catch-up on every token since the last costs more than it can win).
 struct AcceptanceEstimate {
   static constexpr double kWeight = 0.3;
   static constexpr std::int32_t kProbeEvery = 16;
   double value = 1.0;
+  double spare = 1.0;  // the same average of draft forwards beyond the drafts a round got
   std::int32_t idle_steps = 0;
 
   void observe(std::int32_t drafts, std::int32_t accepted);
-  // Drafts to ask for this step, at most k.
-  std::int32_t draft_length(std::int32_t k);
+  // A proposal took `forwards` model forwards for `drafts` tokens.
+  void observe_forwards(std::int32_t forwards, std::int32_t drafts);
+  // Drafts to ask for this step, at most k (adaptive_draft_length, then
+  // round_pays).
+  std::int32_t draft_length(std::int32_t k, double draft_cost = 0);
 };
 
 // Throws folio::Error ("--speculative-config: ...") for bad JSON, an unknown

@@ -380,6 +380,24 @@ TEST(EngineSpec, RunnerDraftsUseLookaheadSlotsAndStayLossless) {
   }
 }
 
+// A drafter that costs most of a step per token (draft_cost 0.8: a draft
+// is worth acceptance^j >= 1.1, never) is never run: not even a probe;
+// with draft_cost 0.1 it drafts as a free one does. Outputs stay the same.
+TEST(EngineSpec, ACostlyDrafterIsNeverRun) {
+  const auto jobs = greedy_jobs();
+  const auto ref = run(jobs, config(256, 0));
+  EngineConfig c = config(256, 3);
+  c.speculative.method = spec::SpecMethod::kLayerSkip;
+  c.speculative.draft_cost = 0.1f;
+  EngineStats cheap;
+  expect_same(ref, run(jobs, c, nullptr, &cheap));
+  EXPECT_GT(cheap.spec_num_drafts, 20u);
+  c.speculative.draft_cost = 0.8f;
+  EngineStats costly;
+  expect_same(ref, run(jobs, c, nullptr, &costly));
+  EXPECT_EQ(costly.spec_num_drafts, 0u);
+}
+
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {
   const auto jobs = sampled_jobs(200, 0.8f);
   const auto a = run(jobs, config(1024, 4), std::make_unique<PeakProposer>());

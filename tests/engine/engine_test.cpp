@@ -6,32 +6,10 @@
 #include <random>
 
 #include "engine_fixture.h"
-#include "model/contiguous_kv_cache.h"
-#include "sampling/draw.h"
+#include "greedy_reference.h"
 
 namespace folio::engine::testing {
 namespace {
-
-// Greedy continuation computed straight from the model: whole prompt in one
-// forward, then one token per forward, through the contiguous f32 cache.
-std::vector<TokenId> reference_greedy(const std::vector<TokenId>& prompt, std::int32_t n) {
-  const Loaded& m = smollm();
-  model::ContiguousKvCache kv(m.model.config(), 1, prompt.size() + static_cast<std::size_t>(n));
-  model::Workspace ws;
-  kernels::ThreadPool pool(2);
-  model::Batch b;
-  for (std::size_t i = 0; i < prompt.size(); ++i)
-    b.add(prompt[i], static_cast<std::int32_t>(i), 0, i + 1 == prompt.size());
-  std::vector<TokenId> out;
-  auto logits = m.model.forward(b, kv, ws, pool);
-  while (true) {
-    out.push_back(sampling::argmax(logits));
-    if (static_cast<std::int32_t>(out.size()) == n) return out;
-    b.clear();
-    b.add(out.back(), static_cast<std::int32_t>(prompt.size() + out.size() - 1), 0, true);
-    logits = m.model.forward(b, kv, ws, pool);
-  }
-}
 
 struct Job {
   std::vector<TokenId> prompt;
@@ -88,7 +66,7 @@ TEST(LLMEngine, GreedyAloneEqualsModelDecodingThroughContiguousCache) {
   auto ch = e->add_request(req(7, prompt, greedy(12)));
   e->run_until_idle();
   const auto r = collect(ch->drain(), 1);
-  EXPECT_EQ(r[0].tokens, reference_greedy(prompt, 12));
+  EXPECT_EQ(r[0].tokens, greedy_after(smollm().model, prompt, 12, 2));
   EXPECT_EQ(r[0].finish, FinishReason::kLength);
 }
 
@@ -217,7 +195,8 @@ TEST(LLMEngine, LayerSkipSpeculationIsTokenIdenticalToPlainDecoding) {
                        "The cat sat on the mat. The dog sat on the log. The cat sat on the"},
                       20, 37);
   const auto b = expect_lossless(
-      jobs, R"({"method": "layer_skip", "num_speculative_tokens": 3, "num_layers": 24})");
+      jobs, R"({"method": "layer_skip", "num_speculative_tokens": 3, "num_layers": 24,)"
+            R"( "adaptive": false})");  // adaptive would find it does not pay here
   EXPECT_GT(b->stats().spec_num_drafts, 10u);
   EXPECT_GT(b->stats().spec_num_accepted_tokens, 5u);
   EXPECT_EQ(b->runner.draft_layers(), 24u);
@@ -270,7 +249,7 @@ TEST(LLMEngine, DraftModelSpeculationIsTokenIdenticalToPlainDecoding) {
   const auto b =
       expect_lossless(jobs,
                       R"({"method": "draft_model", "model": "8-bit", "num_speculative_tokens": 4,)"
-                      R"( "draft_p_min": 0})",
+                      R"( "draft_p_min": 0, "adaptive": false})",
                       &draft);
   EXPECT_GT(b->stats().spec_num_drafts, 10u);
   EXPECT_GT(b->stats().spec_num_accepted_tokens, 10u);

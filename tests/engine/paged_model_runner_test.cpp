@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "greedy_reference.h"
 #include "kernels/kv_row.h"
 #include "model/contiguous_kv_cache.h"
-#include "sampling/draw.h"
 
 namespace folio::engine {
 namespace {
@@ -118,25 +118,6 @@ TEST(PagedModelRunner, SeveralLogitRowsPerEntryMatchHf) {
   EXPECT_EQ(runner.cache()->table(kv::SeqId{1})->size(), 6u);
 }
 
-// The greedy continuation of `tokens` (n tokens) straight from the model,
-// one sequence in a contiguous cache.
-std::vector<TokenId> greedy_after(const model::Model& m, std::vector<TokenId> tokens,
-                                  std::int32_t n) {
-  model::ContiguousKvCache kv(m.config(), 1, tokens.size() + static_cast<std::size_t>(n));
-  model::Workspace ws;
-  kernels::ThreadPool pool(1);
-  model::Batch b;
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    b.add(tokens[i], static_cast<std::int32_t>(i), 0, i + 1 == tokens.size());
-  std::vector<TokenId> out;
-  for (std::int32_t i = 0; i < n; ++i) {
-    out.push_back(sampling::argmax(m.forward(b, kv, ws, pool)));
-    b.clear();
-    b.add(out.back(), static_cast<std::int32_t>(tokens.size() + out.size()) - 1, 0, true);
-  }
-  return out;
-}
-
 // The largest difference between the K rows (layer 0) `cache` holds for
 // `seq` at positions [0, n) and those the model computes for tokens[0, n)
 // in one forward through a contiguous f16 cache.
@@ -192,7 +173,7 @@ TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
   auto expect_drafts = [&](std::int32_t k) {
     DraftRequest r{id, seq, seq.back(), static_cast<std::int32_t>(seq.size()) - 1, k, {}};
     runner.draft(std::span<DraftRequest>(&r, 1));
-    EXPECT_EQ(r.out, greedy_after(m, seq, k)) << "after " << seq.size() << " tokens";
+    EXPECT_EQ(r.out, testing::greedy_after(m, seq, k)) << "after " << seq.size() << " tokens";
     EXPECT_EQ(dkv.covered(id), static_cast<std::int32_t>(seq.size()) - 1);
     // What the draft counts as its K/V is that of these tokens.
     EXPECT_LT(k_rows_error(draft, dkv.kv(), id, seq, seq.size() - 1), 1e-2)
@@ -214,6 +195,31 @@ TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
   seq.insert(seq.end(), {d3[0], d3[1] == 5 ? 6 : 5, 11});
   ASSERT_NE(seq[25], d3[1]);
   expect_drafts(3);
+}
+
+// A draft token's cost against a target step, resolved from weight bytes:
+// the same model as its own draft costs a whole step; one of its two layers
+// costs the head plus that layer.
+TEST(PagedModelRunner, SpeculationResolvesTheDraftCost) {
+  const auto file = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
+  const model::Model m = model::Model::load(file);
+  const std::size_t all = m.forward_weight_bytes();
+  const std::size_t one = m.forward_weight_bytes(std::vector<std::size_t>{0});
+  ASSERT_GT(all, one);
+  PagedModelRunner a(m, 1);
+  auto c = a.configure_speculation(
+      spec::parse_speculative_config(R"({"method": "draft_model", "model": "x",)"
+                                     R"( "num_speculative_tokens": 2})"),
+      &m);
+  EXPECT_FLOAT_EQ(c.draft_cost, 1.0f);
+  PagedModelRunner b(m, 1);
+  c = b.configure_speculation(spec::parse_speculative_config(
+      R"({"method": "layer_skip", "num_layers": 1, "num_speculative_tokens": 2})"));
+  EXPECT_FLOAT_EQ(c.draft_cost, static_cast<float>(static_cast<double>(one) / all));
+  PagedModelRunner d(m, 1);
+  c = d.configure_speculation(spec::parse_speculative_config(
+      R"({"method": "layer_skip", "num_speculative_tokens": 2, "draft_cost": 0.25})"));
+  EXPECT_FLOAT_EQ(c.draft_cost, 0.25f);  // given: kept
 }
 
 }  // namespace

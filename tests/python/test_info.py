@@ -204,3 +204,23 @@ def test_bad_file_is_a_clean_error(tmp_path):
     out = subprocess.run([FOLIO, "info", str(bad)], capture_output=True, text=True)
     assert out.returncode == 1
     assert "not a GGUF file" in out.stderr
+
+
+def test_speculative_draft_model_is_checked_and_described():
+    smol, gemma = model("smollm2"), model("gemma3")
+    spec = '{"method": "draft_model", "model": "%s", "num_speculative_tokens": 3}'
+    info = folio_json(smol, "--speculative-config", spec % smol)
+    s = info["speculative"]
+    assert s["method"] == "draft_model" and s["num_speculative_tokens"] == 3
+    ref = reference(smol)
+    d = s["draft_model"]
+    assert d["n_layer"] == ref.layers and d["n_vocab"] == len(ref.get("tokenizer.ggml.tokens"))
+    assert d["kv_bytes_per_token"]["f16"] == 2 * ref.kv_elements_per_token()
+    assert s["draft_cost"] == pytest.approx(1.0)  # the model as its own draft: a whole step
+    assert "cost=1.00" in s["description"]
+    # Another vocabulary: refused, saying where (gemma's 262144 tokens vs SmolLM2's 49152).
+    r = subprocess.run([FOLIO, "info", str(smol), "--speculative-config", spec % gemma],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert ("the target has 49152 tokens, the draft %d"
+            % len(reference(gemma).get("tokenizer.ggml.tokens"))) in r.stderr

@@ -148,6 +148,26 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   EXPECT_EQ(adaptive_draft_length(0.7, 16), 3);
   EXPECT_EQ(adaptive_draft_length(0.5, 16), 1);
   EXPECT_EQ(adaptive_draft_length(0.25, 16), 0);
+  // A draft that costs 0.6 of a step: acceptance^j >= 0.9; at 0.8, none.
+  EXPECT_EQ(adaptive_draft_length(0.95, 16, 0.6), 2);
+  EXPECT_EQ(adaptive_draft_length(0.85, 16, 0.6), 0);
+  EXPECT_EQ(adaptive_draft_length(1.0, 16, 0.8), 0);
+  // A round pays when its expected tokens exceed its drafts' cost.
+  EXPECT_TRUE(round_pays(0.9, 3, 0, 0));        // 2.44 > 0.9
+  EXPECT_TRUE(round_pays(1.0, 4, 0.2, 0));      // 4 > 2.0
+  EXPECT_FALSE(round_pays(1.0, 4, 0.67, 1.0));  // 4 < 3.88 + 0.67: a step's worth per token
+  EXPECT_FALSE(round_pays(0.5, 1, 0.25, 0));    // 0.5 < 0.55
+  AcceptanceEstimate costly;                    // charged one spare forward a round until measured
+  EXPECT_EQ(costly.draft_length(4, 0.67), 0);   // 4 < 3.88 + 0.67
+  for (int i = 0; i < 40; ++i) costly.observe_forwards(4, 4);  // runs of K: no spare forward
+  EXPECT_LT(costly.spare, 0.01);
+  EXPECT_EQ(costly.draft_length(4, 0.67), 4);  // 4 > 3.88
+  costly.observe_forwards(5, 4);               // draft_p_min stopped the run: one forward spare
+  EXPECT_NEAR(costly.spare, 0.3, 0.01);
+  EXPECT_EQ(costly.draft_length(4, 0.67), 0);  // 4 < 3.88 + 0.2
+  EXPECT_EQ(costly.draft_length(4, 0.1), 4);
+  for (int i = 0; i < 3 * AcceptanceEstimate::kProbeEvery; ++i)
+    EXPECT_EQ(costly.draft_length(4, 0.67), 0);  // a model drafter does not probe
   AcceptanceEstimate e;
   EXPECT_EQ(e.draft_length(4), 4);  // optimistic start
   for (int i = 0; i < 12; ++i) e.observe(4, 0);
@@ -184,6 +204,16 @@ TEST(SpeculativeConfig, DraftModelAsVllmSpellsIt) {
   EXPECT_EQ(c.num_speculative_tokens, 3);
   EXPECT_FLOAT_EQ(c.draft_p_min, 0.25f);
   EXPECT_EQ(c.describe(), "draft_model k=3 model=draft.gguf p_min=0.25 max_batch_rows=8 adaptive");
+  EXPECT_LT(c.draft_cost, 0);  // resolved by the engine
+  const auto costed = parse_speculative_config(
+      R"({"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 2,)"
+      R"( "draft_cost": 0.5})");
+  EXPECT_FLOAT_EQ(costed.draft_cost, 0.5f);
+  EXPECT_NE(costed.describe().find(" cost=0.50"), std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 2,)"
+                     R"( "draft_cost": 5})")
+                .find("\"draft_cost\" must be in [0, 4]"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"method": "draft_model", "num_speculative_tokens": 3})")
                 .find("method \"draft_model\" needs \"model\""),
             std::string::npos);
@@ -195,7 +225,7 @@ TEST(SpeculativeConfig, DraftModelAsVllmSpellsIt) {
                 .find("are for method \"layer_skip\""),
             std::string::npos);
   EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 3, "draft_p_min": 0.1})")
-                .find("\"draft_p_min\" is for methods"),
+                .find("\"draft_p_min\" / \"draft_cost\" are for methods"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"method": "draft_model", "model": 7, "num_speculative_tokens": 3})")
                 .find("\"model\" must be a string"),
