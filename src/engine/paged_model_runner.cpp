@@ -85,7 +85,10 @@ void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers, float 
   drafter_.emplace(model_, std::move(layers), p_min);
 }
 
-void PagedModelRunner::enable_draft_model(const model::Model& draft, float p_min) {
+void PagedModelRunner::enable_draft_model(const model::Model& draft, float p_min,
+                                          std::int32_t catch_up_rows) {
+  if (catch_up_rows < 1) throw Error("draft model: the catch-up chunk must be >= 1 position");
+  draft_catch_up_rows_ = catch_up_rows;
   FOLIO_CHECK(!cache_ && !drafter_, "the draft model is set up once, before the KV pool");
   if (draft.n_vocab() != model_.n_vocab()) {
     throw Error("speculative decoding: the draft model has " + std::to_string(draft.n_vocab()) +
@@ -137,9 +140,29 @@ void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   }
 }
 
+// A long catch-up runs in chunks of at most draft_catch_up_rows_ positions,
+// alone, before the draft (as the target's prefill is chunked); returns
+// where the rest begins (within one chunk of pos).
+std::int32_t PagedModelRunner::catch_up(sched::SeqId seq, std::span<const TokenId> tokens,
+                                        std::int32_t from, std::int32_t pos) {
+  const std::int32_t chunk = draft_catch_up_rows_;
+  if (pos - from <= chunk) return from;
+  const sched::SeqId one[] = {seq};
+  draft_kv_->kv().bind(one);
+  while (pos - from > chunk) {
+    batch_.clear();
+    for (std::int32_t p = from; p < from + chunk; ++p)
+      batch_.add(tokens[static_cast<std::size_t>(p)], p, 0, false);
+    drafter_->model().forward(batch_, draft_kv_->kv(), draft_ws_, pool_);
+    draft_kv_->mark(seq, from, from + chunk);
+    from += chunk;
+  }
+  return from;
+}
+
 // draft_model: each sequence catches up on what its draft K/V lacks
-// (DraftKvCache::sync), then drafts; the catch-up is final, the K/V at the
-// draft positions tentative until the next round confirms it.
+// (DraftKvCache::sync; a long catch-up in chunks first), then drafts; the catch-up is final, the
+// K/V at the draft positions tentative until the next round confirms it.
 void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
   draft_seqs_.clear();
   draft_runs_.clear();
@@ -148,7 +171,8 @@ void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
     FOLIO_CHECK(r.pos >= 0 && r.tokens.size() == static_cast<std::size_t>(r.pos) + 1 &&
                     r.tokens.back() == r.last,
                 "draft request: tokens must end with the newest token at pos");
-    const std::int32_t from = draft_kv_->sync(r.seq, r.tokens, r.pos);
+    const std::int32_t from =
+        catch_up(r.seq, r.tokens, draft_kv_->sync(r.seq, r.tokens, r.pos), r.pos);
     draft_runs_.push_back(
         {static_cast<std::int32_t>(draft_seqs_.size()),
          r.tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(r.pos - from)),

@@ -52,7 +52,11 @@ class PagedModelRunner final : public ModelRunner {
   void enable_layer_skip(std::vector<std::size_t> layers, float p_min = 0);
   // A second model drafts (it must outlive the runner). Throws
   // folio::Error when its output size is not the model's. Before init_kv().
-  void enable_draft_model(const model::Model& draft, float p_min = 0);
+  // It catches its K/V up on a long context in forwards of at most
+  // `catch_up_rows` positions (the engine's default token budget).
+  void enable_draft_model(const model::Model& draft, float p_min = 0,
+                          std::int32_t catch_up_rows = kDefaultCatchUpRows);
+  static constexpr std::int32_t kDefaultCatchUpRows = 2048;
   // Sets up what `c` needs of the runner (layer_skip: the drafter, its
   // num_layers resolved for this model; draft_model: the drafter over
   // `draft`, which the caller loaded from c.draft_model and checked for
@@ -72,6 +76,8 @@ class PagedModelRunner final : public ModelRunner {
  private:
   void build_batch(const sched::SchedulerOutput& plan);
   void draft_with_own_kv(std::span<DraftRequest> requests);
+  std::int32_t catch_up(sched::SeqId seq, std::span<const TokenId> tokens, std::int32_t from,
+                        std::int32_t pos);
 
   const model::Model& model_;
   kernels::ThreadPool pool_;
@@ -82,6 +88,7 @@ class PagedModelRunner final : public ModelRunner {
   const model::Model* draft_model_ = nullptr;  // draft_model only: the drafter's model ...
   std::optional<DraftKvCache> draft_kv_;       // ... and its K/V
   std::vector<std::int32_t> draft_from_;       // per run: its first catch-up position
+  std::int32_t draft_catch_up_rows_ = kDefaultCatchUpRows;
   std::vector<TokenId> written_;
   model::Workspace draft_ws_;
   std::vector<sched::SeqId> draft_seqs_;

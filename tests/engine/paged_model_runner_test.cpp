@@ -147,7 +147,10 @@ double k_rows_error(const model::Model& m, const PagedKvCache& cache, kv::SeqId 
   return worst;
 }
 
-TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
+// `catch_up_rows`: the draft's catch-up chunk (5: round 1's 16 positions
+// catch up as 0-4, 5-9, then 10-15 with the first draft).
+void expect_draft_model_drafts_greedily(std::int32_t catch_up_rows) {
+  SCOPED_TRACE("catch-up chunk " + std::to_string(catch_up_rows));
   const auto cases = hf_cases();
   const Case& a = cases.at(0);  // 24 tokens
   const auto file = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
@@ -155,7 +158,7 @@ TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
   const model::Model draft = model::Model::load(file);
   PagedModelRunner runner(m, 2);
   const std::int64_t target_block = runner.kv_bytes_per_block(4, kernels::KvDtype::kF16);
-  runner.enable_draft_model(draft);
+  runner.enable_draft_model(draft, 0, catch_up_rows);
   EXPECT_EQ(runner.kv_bytes_per_block(4, kernels::KvDtype::kF16), 2 * target_block);
   EXPECT_EQ(runner.init_kv({16, 4, kernels::KvDtype::kF16}), 16 * 2 * target_block);
 
@@ -195,6 +198,11 @@ TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
   seq.insert(seq.end(), {d3[0], d3[1] == 5 ? 6 : 5, 11});
   ASSERT_NE(seq[25], d3[1]);
   expect_drafts(3);
+}
+
+TEST(PagedModelRunner, DraftModelCatchesUpAndDraftsGreedily) {
+  expect_draft_model_drafts_greedily(PagedModelRunner::kDefaultCatchUpRows);
+  expect_draft_model_drafts_greedily(5);
 }
 
 // A draft token's cost against a target step, resolved from weight bytes:
