@@ -231,16 +231,14 @@ Json load_json(const gguf::GgufFile& f) {
   }
 }
 
-// method draft_model: the draft file checked against the target `f` (one
+[[noreturn]] void draft_error(const std::string& path, const Error& e) {
+  throw Error("--speculative-config: draft model " + path + ": " + e.what());
+}
+
+// method draft_model: the draft file `d` checked against the target `f` (one
 // vocabulary; thrown otherwise: the user's error) and what it adds per token.
-Json draft_json(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
-  const gguf::GgufFile d = [&] {
-    try {
-      return gguf::GgufFile::open(sc.draft_model);
-    } catch (const Error& e) {
-      throw Error("--speculative-config: draft model " + sc.draft_model + ": " + e.what());
-    }
-  }();
+Json draft_json(const gguf::GgufFile& f, const gguf::GgufFile& d,
+                const spec::SpeculativeConfig& sc) {
   spec::check_draft_vocabulary(tokenizer::Vocab::from_gguf(f), tokenizer::Vocab::from_gguf(d));
   const model::ModelConfig c = model::from_gguf(d);
   Json per = Json::object();
@@ -253,23 +251,22 @@ Json draft_json(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
 }
 
 // layer_skip / draft_model resolved as the engine resolves them (num_layers,
-// draft_cost), with the target (and draft) loaded; `sc` unchanged when the
-// target does not load (load_json reports why).
-spec::SpeculativeConfig resolved(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc) {
+// draft_cost), with the target (and the draft file `d`, for draft_model)
+// loaded; `sc` unchanged when the target does not load (load_json reports why).
+spec::SpeculativeConfig resolved(const gguf::GgufFile& f, const spec::SpeculativeConfig& sc,
+                                 const gguf::GgufFile* d) {
   std::optional<model::Model> target;
   try {
     target.emplace(model::Model::load(f, {}));
   } catch (const Error&) {
     return sc;
   }
-  std::optional<gguf::GgufFile> draft_file;
   std::optional<model::Model> draft;
-  if (sc.method == spec::SpecMethod::kDraftModel) {
+  if (d != nullptr) {
     try {
-      draft_file.emplace(gguf::GgufFile::open(sc.draft_model));
-      draft.emplace(model::Model::load(*draft_file, {}));
+      draft.emplace(model::Model::load(*d, {}));
     } catch (const Error& e) {
-      throw Error("--speculative-config: draft model " + sc.draft_model + ": " + e.what());
+      draft_error(sc.draft_model, e);
     }
   }
   engine::PagedModelRunner runner(*target, 1);
@@ -304,9 +301,17 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     if (sc.enabled()) sj["num_speculative_tokens"] = sc.num_speculative_tokens;
     if (sc.method == spec::SpecMethod::kLayerSkip)
       sj["draft_layers"] = spec::draft_layer_list(sc, n_layer);
-    if (sc.method == spec::SpecMethod::kDraftModel) sj["draft_model"] = draft_json(f, sc);
+    std::optional<gguf::GgufFile> draft_file;
+    if (sc.method == spec::SpecMethod::kDraftModel) {
+      try {
+        draft_file.emplace(gguf::GgufFile::open(sc.draft_model));
+      } catch (const Error& e) {
+        draft_error(sc.draft_model, e);
+      }
+      sj["draft_model"] = draft_json(f, *draft_file, sc);
+    }
     if (sc.drafts_with_model()) {
-      sc = resolved(f, sc);
+      sc = resolved(f, sc, draft_file ? &*draft_file : nullptr);
       if (sc.draft_cost >= 0) sj["draft_cost"] = sc.draft_cost;
     }
     sj["description"] = sc.describe();

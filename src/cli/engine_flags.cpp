@@ -72,12 +72,18 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
   return c;
 }
 
-std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const EngineFlags& f) {
+namespace {
+
+// The tokenizer loads first, so that a draft whose vocabulary differs from
+// `same_vocab_as` fails, named, before its weights load.
+std::unique_ptr<EngineModel> load_model(const std::string& path, const EngineFlags& f,
+                                        const tokenizer::Vocab* same_vocab_as) {
   model::LoadOptions options;
   options.activation_bits = kernels::parse_activation_bits(f.activation_bits);
   auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
-  auto model = model::Model::load(*file, options);
   auto tok = tokenizer::Tokenizer::from_gguf(*file);
+  if (same_vocab_as != nullptr) spec::check_draft_vocabulary(*same_vocab_as, tok.vocab());
+  auto model = model::Model::load(*file, options);
   std::vector<TokenId> eos;
   const auto& sp = tok.vocab().special();
   if (sp.eos) eos.push_back(*sp.eos);
@@ -86,16 +92,18 @@ std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const En
       EngineModel{std::move(file), std::move(model), std::move(tok), std::move(eos)});
 }
 
+}  // namespace
+
+std::unique_ptr<EngineModel> load_engine_model(const std::string& path, const EngineFlags& f) {
+  return load_model(path, f, nullptr);
+}
+
 std::unique_ptr<EngineModel> load_draft_model(const EngineModel& m, const EngineFlags& f,
                                               const engine::EngineConfig& config) {
   if (config.speculative.method != spec::SpecMethod::kDraftModel) return nullptr;
   const std::string& path = config.speculative.draft_model;
   try {
-    // The vocabulary first: a draft of another family fails here, named,
-    // before its weights load.
-    const gguf::GgufFile file = gguf::GgufFile::open(path);
-    spec::check_draft_vocabulary(m.tok.vocab(), tokenizer::Vocab::from_gguf(file));
-    return load_engine_model(path, f);
+    return load_model(path, f, &m.tok.vocab());
   } catch (const Error& e) {
     throw Error("--speculative-config: draft model " + path + ": " + e.what());
   }

@@ -52,18 +52,19 @@ struct RunnerTimes {
   double lm_head = 0;    // model: embedding lookup and output projection
 };
 
-// One sequence to draft for: its newest token `last` (no K/V yet) sits at
-// `pos`; the runner's table for `seq` has slots for [pos, pos + k).
-// `tokens` are all its tokens (positions 0 .. pos), for a drafter with K/V
-// of its own to catch up on.
+// One sequence to draft for: `tokens` are all its tokens (positions 0 ..
+// pos(), what a drafter with K/V of its own catches up on); the newest,
+// last(), has no K/V yet. The runner's table for `seq` has slots for
+// [pos(), pos() + k).
 struct DraftRequest {
   sched::SeqId seq;
-  std::span<const TokenId> tokens;
-  TokenId last = 0;
-  std::int32_t pos = 0;
+  std::span<const TokenId> tokens;  // not empty
   std::int32_t k = 0;
   std::vector<TokenId> out;  // filled: up to k drafts
   std::int32_t rounds = 0;   // filled: draft forwards it was in
+
+  TokenId last() const { return tokens.back(); }
+  std::int32_t pos() const { return static_cast<std::int32_t>(tokens.size()) - 1; }
 };
 
 struct RunnerOutput {

@@ -87,15 +87,15 @@ void PagedModelRunner::enable_layer_skip(std::vector<std::size_t> layers, float 
 
 void PagedModelRunner::enable_draft_model(const model::Model& draft, float p_min,
                                           std::int32_t catch_up_rows) {
-  if (catch_up_rows < 1) throw Error("draft model: the catch-up chunk must be >= 1 position");
-  draft_catch_up_rows_ = catch_up_rows;
   FOLIO_CHECK(!cache_ && !drafter_, "the draft model is set up once, before the KV pool");
+  if (catch_up_rows < 1) throw Error("draft model: the catch-up chunk must be >= 1 position");
   if (draft.n_vocab() != model_.n_vocab()) {
     throw Error("speculative decoding: the draft model has " + std::to_string(draft.n_vocab()) +
                 " output rows, the target " + std::to_string(model_.n_vocab()) +
                 " (they must share one vocabulary)");
   }
   draft_model_ = &draft;
+  draft_catch_up_rows_ = catch_up_rows;
   drafter_.emplace(draft, spec::all_layers(draft), p_min);
 }
 
@@ -129,7 +129,7 @@ void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   draft_runs_.clear();
   for (const DraftRequest& r : requests) {
     draft_runs_.push_back(
-        {static_cast<std::int32_t>(draft_seqs_.size()), {}, r.last, r.pos, r.k, {}, 0});
+        {static_cast<std::int32_t>(draft_seqs_.size()), {}, r.last(), r.pos(), r.k, {}, 0});
     draft_seqs_.push_back(r.seq);
   }
   cache_->bind(draft_seqs_);
@@ -168,16 +168,13 @@ void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
   draft_runs_.clear();
   draft_from_.clear();
   for (const DraftRequest& r : requests) {
-    FOLIO_CHECK(r.pos >= 0 && r.tokens.size() == static_cast<std::size_t>(r.pos) + 1 &&
-                    r.tokens.back() == r.last,
-                "draft request: tokens must end with the newest token at pos");
-    const std::int32_t from =
-        catch_up(r.seq, r.tokens, draft_kv_->sync(r.seq, r.tokens, r.pos), r.pos);
+    const std::int32_t pos = r.pos();
+    const std::int32_t from = catch_up(r.seq, r.tokens, draft_kv_->sync(r.seq, r.tokens, pos), pos);
     draft_runs_.push_back(
         {static_cast<std::int32_t>(draft_seqs_.size()),
-         r.tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(r.pos - from)),
-         r.last,
-         r.pos,
+         r.tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(pos - from)),
+         r.last(),
+         pos,
          r.k,
          {},
          0});

@@ -36,7 +36,7 @@ class RunnerProposer final : public spec::Proposer {
       const auto pos = static_cast<std::int32_t>(q.tokens.size()) - 1;
       const std::int32_t k = std::min(q.max_tokens, t->num_slots - pos);
       if (k < 1) continue;
-      requests_.push_back({kv::SeqId{q.key}, q.tokens, q.tokens.back(), pos, k, {}, 0});
+      requests_.push_back({kv::SeqId{q.key}, q.tokens, k, {}, 0});
       index_.push_back(i);
     }
     if (requests_.empty()) return;

@@ -89,13 +89,13 @@ class FakeModelRunner final : public ModelRunner {
   void draft(std::span<DraftRequest> requests) override {
     ++drafts_;
     for (DraftRequest& r : requests) {
-      std::vector<TokenId> h = kv_.history(r.seq, r.pos - 1);
-      h.push_back(r.last);
+      std::vector<TokenId> h = kv_.history(r.seq, r.pos() - 1);
+      h.push_back(r.last());
       r.out.clear();
       for (std::int32_t i = 0; i < r.k; ++i) {
-        kv_.write(r.seq, r.pos + i, h.back());
+        kv_.write(r.seq, r.pos() + i, h.back());
         TokenId t = fake_next(h);
-        if ((r.pos + i) % 3 == 0) t = t % (kFakeVocab - 2) + 1;
+        if ((r.pos() + i) % 3 == 0) t = t % (kFakeVocab - 2) + 1;
         r.out.push_back(t);
         h.push_back(t);
       }

@@ -174,7 +174,7 @@ void expect_draft_model_drafts_greedily(std::int32_t catch_up_rows) {
   // Drafts k tokens after seq (its newest token has no K/V) and checks them
   // against the model's own greedy continuation.
   auto expect_drafts = [&](std::int32_t k) {
-    DraftRequest r{id, seq, seq.back(), static_cast<std::int32_t>(seq.size()) - 1, k, {}};
+    DraftRequest r{id, seq, k, {}, 0};
     runner.draft(std::span<DraftRequest>(&r, 1));
     EXPECT_EQ(r.out, testing::greedy_after(m, seq, k)) << "after " << seq.size() << " tokens";
     EXPECT_EQ(dkv.covered(id), static_cast<std::int32_t>(seq.size()) - 1);
