@@ -1,6 +1,6 @@
 // tests/kernels/matmul_test.cpp: every weight type's fast matmul (AVX2 and the
 // forced scalar fallback) against matmul_ref (exact dequantization, f64 sums),
-// with 16-bit (default) and 8-bit activations for the 32-value block types.
+// with 16-bit (default) and 8-bit activations for every quantized type.
 //
 // Two checks per output:
 //  * exact-activation check: the fast path's documented activation rounding
@@ -12,8 +12,8 @@
 //    activation element.
 //  * end-to-end check against matmul_ref(W, x) with the bound below.
 //
-// Tolerance. The fast path quantizes each activation block of B values (32,
-// or 256 for k-quants, which always use Q = 127) to x^ = d*q with
+// Tolerance. The fast path quantizes each activation block of B values (32;
+// 256 for k-quants with 8-bit activations, which use Q = 127) to x^ = d*q with
 // d = max|x|/Q, so |x^ - x| <= d/2 = max|x_block|/(2Q) per element, and the
 // result can move by at most
 //   E_q = sum_j |w_j| * max|x_block(j)| / (2Q).
@@ -50,15 +50,17 @@ constexpr TensorType kTypes[] = {
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
     TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
-std::size_t act_block(TensorType t) {
+// Values per activation block: 16-bit activations come in blocks of 32 for
+// every quantized type, 8-bit ones in the weight's block (32, or 256 for k-quants).
+std::size_t act_block(TensorType t, ActivationBits bits) {
   const std::size_t be = quant::traits(t).block_elems;
-  return be == 1 ? 0 : be;  // 0: activations stay f32
+  if (be == 1) return 0;  // 0: activations stay f32
+  return bits == ActivationBits::k16 ? 32 : be;
 }
 
 // Q: the largest quantized activation magnitude (see the top of the file).
-float act_qmax(TensorType t, ActivationBits bits) {
-  const bool q16 = act_block(t) == 32 && bits == ActivationBits::k16;
-  return q16 ? 32258.0f : 127.0f;
+float act_qmax(TensorType /*t*/, ActivationBits bits) {
+  return bits == ActivationBits::k16 ? 32258.0f : 127.0f;
 }
 
 constexpr ActivationBits kAllBits[] = {ActivationBits::k16, ActivationBits::k8};
@@ -73,7 +75,7 @@ std::vector<std::size_t> col_sizes(TensorType t) {
 // x^: the activations as the fast path sees them (see the top of the file).
 std::vector<float> quantized_activations(TensorType t, ActivationBits bits,
                                          const std::vector<float>& x) {
-  const std::size_t B = act_block(t);
+  const std::size_t B = act_block(t, bits);
   if (B == 0) return x;
   std::vector<float> q(x.size());
   for (std::size_t b0 = 0; b0 < x.size(); b0 += B) {
@@ -92,7 +94,7 @@ struct Tolerance {
 
 Tolerance tolerances(const WeightMatrix& w, ActivationBits bits, const std::vector<float>& x,
                      std::size_t n) {
-  const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type());
+  const std::size_t rows = w.rows(), cols = w.cols(), B = act_block(w.type(), bits);
   const double two_q = 2.0 * act_qmax(w.type(), bits);
   const std::size_t rb = w.file_bytes().size() / rows;
   std::vector<float> wr(cols);
@@ -168,12 +170,14 @@ TEST(Matmul, EveryTypeAndShapeMatchesReference) {
   }
 }
 
-// 16-bit activations are the default, and on weights with 32-value blocks
-// they bring the fast path far closer to the exact product than 8-bit ones.
+// 16-bit activations are the default, and on the 32-value block types and
+// the k-quants they bring the fast path far closer to the exact product than
+// 8-bit ones.
 TEST(Matmul, SixteenBitActivationsAreTheDefaultAndMoreAccurate) {
   ThreadPool pool(1);
   std::mt19937 rng(5);
-  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_1, TensorType::Q8_0}) {
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_1, TensorType::Q8_0,
+                       TensorType::Q4_K, TensorType::Q6_K}) {
     const std::size_t rows = 64, cols = 256;
     const auto bytes = testing::random_weights(t, rows, cols, rng);
     const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);

@@ -1,11 +1,21 @@
 // kernels/cpu/gemm_avx2_kquant.cpp: AVX2 tiles for Q4_K, Q5_K and Q6_K
-// against Q8_K activations (256-value super-blocks with 16-value sums).
+// against two activation formats.
 //
-// Sub-block scales are small integers, so they are applied in the integer
-// domain (madd of the int16 pair sums with the scale) and the whole
-// super-block is converted to float once:
+// Q8_K (ActivationBits::k8, llama.cpp's): 256-value super-blocks with
+// 16-value sums. Sub-block scales are small integers, so they are applied in
+// the integer domain (madd of the int16 pair sums with the scale) and the
+// whole super-block is converted to float once:
 //   dot = d * d_x * sum_g sc[g] * sum(q * q_x) - dmin * d_x * sum_g mn[g] * bsum_x[g]
 // Q6_K stores q + 32 unsigned; its -32 offset is folded into the bsum term.
+//
+// ActQ16Block (k16, the default): 16-bit activations q_x = 254 hi + lo in
+// 32-value blocks, each with its own d_x. Per 32 values the pair sums of
+// q * hi and q * lo are scaled in int16 madds by 254 sc and sc (both fit
+// int16: 254 * 63 and 254 * 127 for Q6_K's signed scales), added in int32,
+// converted to float once per block of 32 and multiplied by d * d_x:
+//   dot = sum_j d * d_x[j] * sum(sc * q * q_x) - dmin * sum_j mn[j] * s_x[j]
+// (s_x = d_x * sum q_x). Q6_K's q - 32 is signed, so its sign moves onto the
+// activation bytes (|lo| <= 127 keeps the negation in range).
 #include <cstddef>
 #include <type_traits>
 
@@ -167,11 +177,156 @@ void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size
   }
 }
 
+// ---- 16-bit activations ---------------------------------------------------------
+
+const ActQ16Block* act16(const std::uint8_t* x, std::size_t x_stride, int c) {
+  return reinterpret_cast<const ActQ16Block*>(x + static_cast<std::size_t>(c) * x_stride);
+}
+
+// int32 lanes of sum(w * (254 hi + lo)) * sc for 32 unsigned weights w and
+// one activation block; s254 = 254 sc and s1 = sc as int16 lanes.
+__m256i dot16(__m256i w, const ActQ16Block& xb, __m256i s254, __m256i s1) {
+  const __m256i ph = _mm256_maddubs_epi16(w, load(xb.hi));
+  const __m256i pl = _mm256_maddubs_epi16(w, load(xb.lo));
+  return _mm256_add_epi32(_mm256_madd_epi16(ph, s254), _mm256_madd_epi16(pl, s1));
+}
+
+template <class Block, int NC>
+void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                       std::size_t x_stride, float* y, std::size_t ldy) {
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[NC];
+  float mins[NC];
+  for (int c = 0; c < NC; ++c) {
+    acc[c] = _mm256_setzero_ps();
+    mins[c] = 0.0f;
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    const Block* b = reinterpret_cast<const Block*>(w) + i;
+    int sc[8], mn[8];
+    for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
+    const float d = half_to_float(b->d), dmin = half_to_float(b->dmin);
+    [[maybe_unused]] __m256i hb;
+    if constexpr (kQ5) hb = load(b->qh);
+    for (int k = 0; k < 4; ++k) {
+      const __m256i q = load(b->qs + 32 * k);
+      __m256i lo = _mm256_and_si256(q, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      if constexpr (kQ5) {
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(1)), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(2)), 3));
+        hb = _mm256_srli_epi16(hb, 2);
+      }
+      const __m256i w2[2] = {lo, hi};
+      for (int h = 0; h < 2; ++h) {
+        const int j = 2 * k + h;
+        const __m256i s254 = _mm256_set1_epi16(static_cast<short>(kActQ16Base * sc[j]));
+        const __m256i s1 = _mm256_set1_epi16(static_cast<short>(sc[j]));
+        for (int c = 0; c < NC; ++c) {
+          const ActQ16Block& xb = act16(x, x_stride, c)[8 * i + static_cast<std::size_t>(j)];
+          const __m256i t = dot16(w2[h], xb, s254, s1);
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), _mm256_cvtepi32_ps(t), acc[c]);
+          mins[c] += dmin * static_cast<float>(mn[j]) * xb.s;
+        }
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]) - mins[c];
+}
+
+template <int NC>
+void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                       std::size_t x_stride, float* y, std::size_t ldy) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const __m256i off = _mm256_set1_epi8(32);
+  __m256 acc[NC];
+  for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < nb; ++i) {
+    const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
+    const float d = half_to_float(b->d);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load(b->ql + 64 * h);
+      const __m256i ql1 = load(b->ql + 64 * h + 32);
+      const __m256i qh = load(b->qh + 32 * h);
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
+          _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                          _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                          _mm256_and_si256(qh, m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
+      };
+      for (int s = 0; s < 4; ++s) {
+        const int g = 8 * h + 2 * s;  // 16-value groups g and g+1: activation block 4h + s
+        const __m256i qs = _mm256_sub_epi8(q[s], off);  // q - 32 in [-32, 31]
+        const __m256i qa = _mm256_sign_epi8(qs, qs);    // |q - 32|
+        const auto s0 = static_cast<short>(b->scales[g]), s1 = static_cast<short>(b->scales[g + 1]);
+        const __m256i sc254 =
+            _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(kActQ16Base * s1)),
+                             _mm_set1_epi16(static_cast<short>(kActQ16Base * s0)));
+        const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(s1), _mm_set1_epi16(s0));
+        for (int c = 0; c < NC; ++c) {
+          const ActQ16Block& xb =
+              act16(x, x_stride,
+                    c)[8 * i + 4 * static_cast<std::size_t>(h) + static_cast<std::size_t>(s)];
+          const __m256i ph = _mm256_maddubs_epi16(qa, _mm256_sign_epi8(load(xb.hi), qs));
+          const __m256i pl = _mm256_maddubs_epi16(qa, _mm256_sign_epi8(load(xb.lo), qs));
+          const __m256i t =
+              _mm256_add_epi32(_mm256_madd_epi16(ph, sc254), _mm256_madd_epi16(pl, sc));
+          acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), _mm256_cvtepi32_ps(t), acc[c]);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]);
+}
+
+template <class Block, int NC>
+void row_x_cols_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
+                   std::size_t x_stride, float* y, std::size_t ldy) {
+  if constexpr (std::is_same_v<Block, BlockQ6_K>) {
+    row_x_cols_q6k_16<NC>(w, nb, x, x_stride, y, ldy);
+  } else {
+    row_x_cols_k45_16<Block, NC>(w, nb, x, x_stride, y, ldy);
+  }
+}
+
+template <class Block>
+void tile16(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+            const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+            std::size_t ldy) {
+  const std::size_t nb = cols / quant::kQK_K;
+  for (std::size_t r = 0; r < nr; ++r) {
+    const std::uint8_t* wr = w + r * w_stride;
+    switch (nc) {
+      case 1:
+        row_x_cols_16<Block, 1>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      case 2:
+        row_x_cols_16<Block, 2>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      case 3:
+        row_x_cols_16<Block, 3>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+      default:
+        row_x_cols_16<Block, 4>(wr, nb, x, x_stride, y + r, ldy);
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 const GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ4_K>};
 const GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ5_K>};
 const GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ6_K>};
+const GemmKernel kQ4_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ4_K>};
+const GemmKernel kQ5_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ5_K>};
+const GemmKernel kQ6_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ6_K>};
 
 }  // namespace folio::kernels::cpu::avx2
 FOLIO_AVX2_END

@@ -5,9 +5,11 @@
 //
 // Every quantized weight block is unpacked to small integers q with
 //   w = d * sc[g] * q - dmin * mn[g]     (g = group of 16 or 32 values)
-// and dotted with the quantized activation (16- or 8-bit integers for the
-// 32-value formats, 8-bit for k-quants) in integers; scales apply in f32 once
-// per block (32-value formats) or super-block (k-quants).
+// and dotted with the quantized activation in integers: 16- or 8-bit
+// integers in 32-value blocks for the 32-value formats; for the k-quants
+// 16-bit integers in 32-value blocks (ActivationBits::k16, the default; the
+// scales apply in f32 once per 32 values) or 8-bit ones in 256-value blocks
+// (k8, llama.cpp's Q8_K; scales apply once per super-block).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -121,6 +123,36 @@ float row_dot_k(const std::uint8_t* w, const quant::BlockQ8_K* x, std::size_t nb
   return acc;
 }
 
+// The same against 16-bit activations in 32-value blocks (8 per super-block):
+// per 32 values, integer sums of q * x_q and of x_q over the two 16-value
+// groups, then d_x * (d * sum sc * S - dmin * sum mn * B) in f32. int64: a
+// Q6_K group of 16 reaches 32 * 32258 * 16 * 127 ~ 2^31.
+template <class Block>
+float row_dot_k16(const std::uint8_t* w, const ActQ16Block* x, std::size_t nb) {
+  float acc = 0.0f;
+  for (std::size_t i = 0; i < nb; ++i) {
+    KUnpacked u;
+    unpack_k(load<Block>(w + i * sizeof(Block)), u);
+    for (int j = 0; j < 8; ++j) {
+      const ActQ16Block& xb = x[8 * i + static_cast<std::size_t>(j)];
+      std::int64_t sumi = 0, summ = 0;
+      for (int h = 0; h < 2; ++h) {
+        const int g = 2 * j + h;
+        std::int64_t dot = 0, sum = 0;
+        for (int l = 0; l < 16; ++l) {
+          const int xq = kActQ16Base * xb.hi[16 * h + l] + xb.lo[16 * h + l];
+          dot += static_cast<std::int64_t>(u.q[16 * g + l]) * xq;
+          sum += xq;
+        }
+        sumi += u.sc[g] * dot;
+        summ += u.mn[g] * sum;
+      }
+      acc += xb.d * (u.d * static_cast<float>(sumi) - u.dmin * static_cast<float>(summ));
+    }
+  }
+  return acc;
+}
+
 // ---- plain types --------------------------------------------------------------
 template <class E>
 float elem(const std::uint8_t* w, std::size_t j);
@@ -172,6 +204,19 @@ void tile_k(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::si
   }
 }
 
+template <class Block>
+void tile_k16(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+              const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+              std::size_t ldy) {
+  for (std::size_t r = 0; r < nr; ++r) {
+    for (std::size_t c = 0; c < nc; ++c) {
+      y[c * ldy + r] = row_dot_k16<Block>(w + r * w_stride,
+                                          reinterpret_cast<const ActQ16Block*>(x + c * x_stride),
+                                          cols / quant::kQK_K);
+    }
+  }
+}
+
 template <class E>
 void tile_plain(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
                 const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
@@ -195,11 +240,16 @@ template <class Block>
 const GemmKernel* kernel_32(ActivationBits bits) {
   return bits == ActivationBits::k8 ? &k8_32<Block> : &k16_32<Block>;
 }
-constexpr GemmKernel kQ2_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ2_K>};
-constexpr GemmKernel kQ3_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ3_K>};
-constexpr GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ4_K>};
-constexpr GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ5_K>};
-constexpr GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<quant::BlockQ6_K>};
+template <class Block>
+constexpr GemmKernel k8_k{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<Block>};
+template <class Block>
+constexpr GemmKernel k16_k{ActFormat::kQ16_32, quantize_row_q16_32, tile_k16<Block>};
+
+// The kernel of a k-quant for the chosen activation width.
+template <class Block>
+const GemmKernel* kernel_k(ActivationBits bits) {
+  return bits == ActivationBits::k8 ? &k8_k<Block> : &k16_k<Block>;
+}
 constexpr GemmKernel kF32{ActFormat::kF32, nullptr, tile_plain<float>};
 constexpr GemmKernel kF16{ActFormat::kF32, nullptr, tile_plain<F16Tag>};
 constexpr GemmKernel kBF16{ActFormat::kF32, nullptr, tile_plain<BF16Tag>};
@@ -305,15 +355,15 @@ const GemmKernel* scalar_gemm_kernel(gguf::TensorType type, ActivationBits bits)
     case TensorType::Q8_0:
       return kernel_32<quant::BlockQ8_0>(bits);
     case TensorType::Q2_K:
-      return &kQ2_K;
+      return kernel_k<quant::BlockQ2_K>(bits);
     case TensorType::Q3_K:
-      return &kQ3_K;
+      return kernel_k<quant::BlockQ3_K>(bits);
     case TensorType::Q4_K:
-      return &kQ4_K;
+      return kernel_k<quant::BlockQ4_K>(bits);
     case TensorType::Q5_K:
-      return &kQ5_K;
+      return kernel_k<quant::BlockQ5_K>(bits);
     case TensorType::Q6_K:
-      return &kQ6_K;
+      return kernel_k<quant::BlockQ6_K>(bits);
     case TensorType::F32:
       return &kF32;
     case TensorType::F16:
