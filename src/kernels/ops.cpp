@@ -76,6 +76,19 @@ void swiglu(const float* gate, const float* up, std::size_t n, float* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void geglu(const float* gate, const float* up, std::size_t n, float* out) {
+  if (use_avx2()) return cpu::avx2::geglu(gate, up, n, out);
+  constexpr float kC = 0.7978845608028654f;  // sqrt(2 / pi)
+  for (std::size_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-2.0f * kC * (g + 0.044715f * g * g * g))) * up[i];
+  }
+}
+
+void softcap(float* x, std::size_t n, float cap) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void softmax(float* x, std::size_t n) {
   if (use_avx2()) return cpu::avx2::softmax(x, n);
   if (n == 0) return;

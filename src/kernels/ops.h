@@ -44,6 +44,15 @@ void rope_apply_ref(float* x, std::size_t n_heads, std::size_t head_dim, std::si
 void swiglu(const float* gate, const float* up, std::size_t n, float* out);
 void swiglu_ref(const float* gate, const float* up, std::size_t n, float* out);
 
+// out = gelu_tanh(gate) * up, with PyTorch's tanh approximation
+// gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as
+// the equal x / (1 + e^(-2u)) (Gemma's gated FFN).
+void geglu(const float* gate, const float* up, std::size_t n, float* out);
+void geglu_ref(const float* gate, const float* up, std::size_t n, float* out);
+
+// x[i] = cap * tanh(x[i] / cap): logit soft-capping (Gemma 2); cap > 0.
+void softcap(float* x, std::size_t n, float cap);
+
 // In-place softmax over n values.
 void softmax(float* x, std::size_t n);
 void softmax_ref(float* x, std::size_t n);

@@ -109,6 +109,40 @@ TEST(Ops, SwiGlu) {
   }
 }
 
+// GeGLU with PyTorch's tanh-approximated GELU: against the f64 formula, over
+// a range that reaches both tails (Gemma's gate pre-activations reach +-20).
+TEST(Ops, Geglu) {
+  std::mt19937 rng(14);
+  for (std::size_t n : kSizes) {
+    const auto g = randv(n, rng, 12.0f);
+    const auto u = randv(n, rng);
+    each_variant([&](std::size_t off, Isa isa) {
+      std::vector<float> ref(n), got(n);
+      geglu_ref(g.data() + off, u.data() + off, n, ref.data());
+      geglu(g.data() + off, u.data() + off, n, got.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_NEAR(got[i], ref[i], 4e-6f * (1 + std::fabs(ref[i]))) << n << " " << isa_name(isa);
+      }
+    });
+  }
+  // Known values: gelu_tanh(1) = 0.841192, gelu_tanh(-3) = -0.003637.
+  const float gate[2] = {1.0f, -3.0f}, up[2] = {1.0f, 2.0f};
+  float out[2];
+  geglu_ref(gate, up, 2, out);
+  EXPECT_NEAR(out[0], 0.841192f, 1e-6f);
+  EXPECT_NEAR(out[1], 2 * -0.00363739f, 1e-7f);
+}
+
+TEST(Ops, Softcap) {
+  std::vector<float> x = {0.0f, 1.0f, -30.0f, 1000.0f, -1e30f};
+  softcap(x.data(), x.size(), 30.0f);
+  EXPECT_EQ(x[0], 0.0f);
+  EXPECT_NEAR(x[1], 30.0 * std::tanh(1.0 / 30.0), 1e-6);
+  EXPECT_NEAR(x[2], 30.0 * std::tanh(-1.0), 1e-5);
+  EXPECT_FLOAT_EQ(x[3], 30.0f);
+  EXPECT_FLOAT_EQ(x[4], -30.0f);
+}
+
 TEST(Ops, Softmax) {
   std::mt19937 rng(4);
   for (std::size_t n : kSizes) {

@@ -89,6 +89,19 @@ void swiglu(const float* gate, const float* up, std::size_t n, float* out) {
   }
 }
 
+void geglu(const float* gate, const float* up, std::size_t n, float* out) {
+  // gelu_tanh(g) = g / (1 + e^(-2u)), u = sqrt(2/pi) (g + 0.044715 g^3).
+  const __m256 one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
+  const __m256 c3 = _mm256_set1_ps(0.044715f);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 g = _mm256_maskload_ps(gate + i, m);
+    const __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(c3, g), _mm256_mul_ps(g, g), g);
+    const __m256 gelu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_mul_ps(c, inner))));
+    _mm256_maskstore_ps(out + i, m, _mm256_mul_ps(gelu, _mm256_maskload_ps(up + i, m)));
+  }
+}
+
 void softmax(float* x, std::size_t n) {
   if (n == 0) return;
   __m256 mx = _mm256_set1_ps(-INFINITY);

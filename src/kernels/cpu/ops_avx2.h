@@ -10,6 +10,7 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y)
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
                 const float* cos_v, const float* sin_v, bool neox);
 void swiglu(const float* gate, const float* up, std::size_t n, float* out);
+void geglu(const float* gate, const float* up, std::size_t n, float* out);
 void softmax(float* x, std::size_t n);
 void add(float* y, const float* x, std::size_t n);
 

@@ -2,6 +2,7 @@
 // where accumulation order matters.
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <vector>
 
 #include "kernels/ops.h"
@@ -43,6 +44,15 @@ void swiglu_ref(const float* gate, const float* up, std::size_t n, float* out) {
   for (std::size_t i = 0; i < n; ++i) {
     const double g = gate[i];
     out[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+}
+
+void geglu_ref(const float* gate, const float* up, std::size_t n, float* out) {
+  const double c = std::sqrt(2.0 / std::numbers::pi);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double g = gate[i];
+    out[i] =
+        static_cast<float>(0.5 * g * (1.0 + std::tanh(c * (g + 0.044715 * g * g * g))) * up[i]);
   }
 }
 
