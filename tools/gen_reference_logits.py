@@ -23,8 +23,16 @@ Output (tests/data/model/):
   <stem>.bin   little-endian 4-byte words: int32 top-K ids, float32 top-K
                logits, float32 lse, float32 full rows (offsets in words)
 
+For models with sliding-window layers (Gemma 3: window 512) two more cases are
+longer than 1,500 tokens, so the local/global split is exercised: a generated
+warehouse ledger (seeded, written for this test) whose last line asks about
+its first entries, raw and as a chat. A GGUF without tokenizer.chat_template
+is rendered with folio's built-in template for its architecture
+(src/chat/templates/<arch>.jinja), as folio itself does.
+
 Re-runnable and deterministic (fixed prompts, argmax, 2 torch threads):
   .venv/bin/python tools/gen_reference_logits.py [--model models/X.gguf]
+  .venv/bin/python tools/gen_reference_logits.py --model models/gemma-3-270m-q4_k_m.gguf
 Needs torch + transformers + gguf + accelerate, all pinned in requirements.txt
 (the committed goldens were made with torch 2.15.0 (CPU), transformers 5.24.0,
 gguf 0.19.0, accelerate 1.15.0).
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -83,14 +92,42 @@ PROMPTS: list[tuple[str, str | list[dict]]] = [
                                     "palindrome."},
     ]),
 ]
-# Positions (case name -> "last_prompt" or index) whose full row is stored.
+# Positions (case name -> "last_prompt" or index) whose full row is stored
+# (a row is 4 bytes per vocabulary entry: 1 MiB for Gemma's 262,144).
 FULL_ROWS = {"english_long": "last_prompt", "code_python": "last_prompt", "chinese": "last_prompt"}
+FULL_ROWS_LARGE_VOCAB = {"long_ledger": "last_prompt"}
+BUILTIN_TEMPLATES = {"gemma3": "gemma3"}  # general.architecture -> src/chat/templates/<name>.jinja
 
 
-def tokenize(tok, prompt) -> list[int]:
+def ledger(n_entries: int, seed: int) -> str:
+    """A warehouse ledger (seeded words written for this test); the question at the end
+    refers to its first entries, hundreds of tokens back, beyond a 512-token window."""
+    rng = random.Random(seed)
+    goods = ["copper pipes", "oak planks", "glass jars", "wool blankets", "steel bolts",
+             "paper rolls", "clay bricks", "rubber hoses", "linen sheets", "brass hinges",
+             "cotton rope", "tin cans", "cedar boxes", "iron nails", "silk ribbons"]
+    people = ["Ana", "Bram", "Chen", "Dalia", "Emeka", "Freya", "Goran", "Hana", "Ivo", "Jun"]
+    verbs = ["received", "shipped", "counted", "repaired", "returned", "sorted"]
+    lines = ["Warehouse ledger, north depot. Each line is one entry."]
+    for i in range(1, n_entries + 1):
+        lines.append(f"Entry {i}: {rng.choice(people)} {rng.choice(verbs)} "
+                     f"{rng.randint(2, 250)} {rng.choice(goods)} in aisle {rng.randint(1, 40)}, "
+                     f"shelf {rng.choice('ABCDEFGH')}.")
+    lines.append("Question: who handled entry 2, and what did they do with it? Answer:")
+    return "\n".join(lines)
+
+
+LONG_PROMPTS: list[tuple[str, str | list[dict]]] = [
+    ("long_ledger", ledger(90, seed=7)),
+    ("long_chat", [{"role": "user", "content": ledger(80, seed=11) + " Explain briefly."}]),
+]
+
+
+def tokenize(tok, prompt, template: str | None) -> list[int]:
     if isinstance(prompt, str):
         return list(tok(prompt, add_special_tokens=True)["input_ids"])
-    ids = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True)
+    ids = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True,
+                                  chat_template=template)
     if isinstance(ids, dict) or hasattr(ids, "keys"):
         ids = ids["input_ids"]
     return [int(x) for x in ids]
@@ -111,6 +148,21 @@ def greedy(model, ids: list[int]) -> tuple[list[int], list[float]]:
     return tokens, margins
 
 
+@torch.no_grad()
+def teacher_forced_logits(model, seq: list[int]) -> torch.Tensor:
+    """Logits (f64) at every position of one forward over seq, through the head in
+    chunks of rows (a 1,700 x 262,144 f32 matrix at once would need 1.8 GB)."""
+    hidden = model.model(torch.tensor([seq]), use_cache=False).last_hidden_state[0]
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    rows = []
+    for i in range(0, len(seq), 256):
+        part = model.lm_head(hidden[i:i + 256])
+        if cap is not None:
+            part = torch.tanh(part / cap) * cap
+        rows.append(part.double())
+    return torch.cat(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default=str(ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"))
@@ -126,6 +178,15 @@ def main() -> None:
                                                  dtype=torch.float32,
                                                  attn_implementation="eager")
     model.eval()
+    template = None
+    if tok.chat_template is None:
+        name = BUILTIN_TEMPLATES[model.config.model_type.removesuffix("_text")]
+        template = (ROOT / "src" / "chat" / "templates" / f"{name}.jinja").read_text()
+    prompts, full_rows = PROMPTS, FULL_ROWS
+    if getattr(model.config, "sliding_window", None):
+        prompts = PROMPTS + LONG_PROMPTS
+    if model.config.vocab_size > 100_000:
+        full_rows = FULL_ROWS_LARGE_VOCAB
 
     words: list[np.ndarray] = []
     n_words = 0
@@ -140,12 +201,11 @@ def main() -> None:
         return off
 
     cases = []
-    for name, prompt in PROMPTS:
-        ids = tokenize(tok, prompt)
+    for name, prompt in prompts:
+        ids = tokenize(tok, prompt, template)
         gen, margins = greedy(model, ids)
         seq = ids + gen
-        with torch.no_grad():
-            logits = model(torch.tensor([seq]), use_cache=False).logits[0].double()
+        logits = teacher_forced_logits(model, seq)
         lse = torch.logsumexp(logits, dim=-1)
         top = torch.topk(logits, TOP_K, dim=-1)
         # Teacher forcing must reproduce the cached greedy path (else the
@@ -163,7 +223,7 @@ def main() -> None:
             "lse": put(lse.float().numpy()),
             "full_rows": [],
         }
-        if name in FULL_ROWS:
+        if name in full_rows:
             pos = len(ids) - 1
             case["full_rows"].append({"pos": pos, "offset": put(logits[pos].float().numpy())})
         cases.append(case)

@@ -1,8 +1,10 @@
 #include "model/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "base/error.h"
 #include "gguf/gguf_file.h"
@@ -126,6 +128,10 @@ void read_rope(const Keys& k, ModelConfig& c) {
     s.factor = *lin;
     s.type = "linear";
   }
+  c.rope_freq_base_swa =
+      f.get_float(k.key("rope.freq_base_swa")).value_or(k.arch() == "gemma3" ? 10000.0 : 0.0);
+  if (!(c.rope_freq_base_swa >= 0.0))
+    k.fail("rope.freq_base_swa", "= " + std::to_string(c.rope_freq_base_swa) + " is negative");
   s.original_context = k.get_uint("rope.scaling.original_context_length").value_or(0);
   s.attn_factor = f.get_float(k.key("rope.scaling.attn_factor")).value_or(1.0);
   s.beta_fast = f.get_float(k.key("rope.scaling.yarn_beta_fast")).value_or(32.0);
@@ -184,6 +190,21 @@ void read_heads(const Keys& k, ModelConfig& c) {
     k.fail("attention.key_length", "/ value_length (" + std::to_string(c.head_dim_k) + " / " +
                                        std::to_string(c.head_dim_v) + ") is implausibly large");
   }
+}
+
+// Score scale and soft-capping (Gemma 2 writes the caps; absent means none).
+void read_scores(const Keys& k, ModelConfig& c) {
+  const gguf::GgufFile& f = k.file();
+  c.attention_scale = f.get_float(k.key("attention.scale"))
+                          .value_or(1.0 / std::sqrt(static_cast<double>(c.head_dim_k)));
+  c.attn_softcap = f.get_float(k.key("attn_logit_softcapping")).value_or(0.0);
+  c.final_softcap = f.get_float(k.key("final_logit_softcapping")).value_or(0.0);
+  for (const auto& [name, v] : {std::pair{"attention.scale", c.attention_scale},
+                                {"attn_logit_softcapping", c.attn_softcap},
+                                {"final_logit_softcapping", c.final_softcap}}) {
+    if (!(v >= 0.0) || !std::isfinite(v)) k.fail(name, "= " + std::to_string(v) + " is invalid");
+  }
+  if (c.attention_scale == 0.0) k.fail("attention.scale", "is 0");
 }
 
 std::uint32_t read_vocab_size(const Keys& k) {
@@ -256,6 +277,7 @@ ModelConfig from_gguf(const gguf::GgufFile& file) {
         "is missing (and so is '" + k.key("attention.layer_norm_epsilon") + "'); one is required");
   }
   read_sliding(k, c);
+  read_scores(k, c);
   c.n_vocab = read_vocab_size(k);
   return c;
 }

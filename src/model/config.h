@@ -53,6 +53,18 @@ struct ModelConfig {
   std::uint32_t n_rot = 0;          // rope.dimension_count (default: head_dim_k)
   double rope_freq_base = 10000.0;  // rope.freq_base
   RopeScaling rope_scaling;
+  // RoPE base of the sliding-window layers, which then take no context
+  // scaling (HF's rope_parameters["sliding_attention"]): rope.freq_base_swa,
+  // or 10,000 for gemma3 (its converter never wrote the key; llama.cpp and HF
+  // use 10,000). 0: the sliding layers rotate as the others do.
+  double rope_freq_base_swa = 0.0;
+
+  // Attention scores are q.k * attention_scale (attention.scale; default
+  // 1/sqrt(head_dim_k), which is Gemma 3's 1/sqrt(query_pre_attn_scalar)
+  // for every size but 27B, whose files set the key).
+  double attention_scale = 0.0;
+  double attn_softcap = 0.0;   // attn_logit_softcapping: s = c tanh(s / c) (0: none)
+  double final_softcap = 0.0;  // final_logit_softcapping on the logits (0: none)
 
   double norm_eps = 0.0;    // attention.layer_norm_rms_epsilon or layer_norm_epsilon
   bool norm_is_rms = true;  // which of the two the file gave

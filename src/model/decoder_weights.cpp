@@ -8,13 +8,9 @@
 
 namespace folio::model {
 
-namespace {
-
-std::string blk(std::size_t i, const char* name) {
-  return "blk." + std::to_string(i) + "." + name;
+std::string layer_tensor(std::size_t layer, const char* name) {
+  return "blk." + std::to_string(layer) + "." + name;
 }
-
-}  // namespace
 
 DecoderWeights load_decoder(const WeightLoader& ld, const ModelConfig& c, bool qkv_bias) {
   if (c.head_dim_k != c.head_dim_v) {
@@ -30,20 +26,20 @@ DecoderWeights load_decoder(const WeightLoader& ld, const ModelConfig& c, bool q
     const LayerConfig& lc = c.layers[i];
     const std::size_t q_dim = lc.n_head * hd, kv_dim = lc.n_head_kv * hd;
     LayerWeights l;
-    l.attn_norm = ld.vector(blk(i, "attn_norm.weight"), d);
-    l.wq = ld.linear(blk(i, "attn_q.weight"), q_dim, d);
-    l.wk = ld.linear(blk(i, "attn_k.weight"), kv_dim, d);
-    l.wv = ld.linear(blk(i, "attn_v.weight"), kv_dim, d);
+    l.attn_norm = ld.vector(layer_tensor(i, "attn_norm.weight"), d);
+    l.wq = ld.linear(layer_tensor(i, "attn_q.weight"), q_dim, d);
+    l.wk = ld.linear(layer_tensor(i, "attn_k.weight"), kv_dim, d);
+    l.wv = ld.linear(layer_tensor(i, "attn_v.weight"), kv_dim, d);
     if (qkv_bias) {
-      l.wq.bias = ld.vector(blk(i, "attn_q.bias"), q_dim);
-      l.wk.bias = ld.vector(blk(i, "attn_k.bias"), kv_dim);
-      l.wv.bias = ld.vector(blk(i, "attn_v.bias"), kv_dim);
+      l.wq.bias = ld.vector(layer_tensor(i, "attn_q.bias"), q_dim);
+      l.wk.bias = ld.vector(layer_tensor(i, "attn_k.bias"), kv_dim);
+      l.wv.bias = ld.vector(layer_tensor(i, "attn_v.bias"), kv_dim);
     }
-    l.wo = ld.linear(blk(i, "attn_output.weight"), d, q_dim);
-    l.ffn_norm = ld.vector(blk(i, "ffn_norm.weight"), d);
-    l.w_gate = ld.linear(blk(i, "ffn_gate.weight"), lc.n_ff, d);
-    l.w_up = ld.linear(blk(i, "ffn_up.weight"), lc.n_ff, d);
-    l.w_down = ld.linear(blk(i, "ffn_down.weight"), d, lc.n_ff);
+    l.wo = ld.linear(layer_tensor(i, "attn_output.weight"), d, q_dim);
+    l.ffn_norm = ld.vector(layer_tensor(i, "ffn_norm.weight"), d);
+    l.w_gate = ld.linear(layer_tensor(i, "ffn_gate.weight"), lc.n_ff, d);
+    l.w_up = ld.linear(layer_tensor(i, "ffn_up.weight"), lc.n_ff, d);
+    l.w_down = ld.linear(layer_tensor(i, "ffn_down.weight"), d, lc.n_ff);
     w.layers.push_back(std::move(l));
   }
   w.output_norm = ld.vector("output_norm.weight", d);

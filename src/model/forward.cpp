@@ -41,13 +41,14 @@ struct Ops {
   decltype(&kernels::rmsnorm) rmsnorm;
   decltype(&kernels::rope_apply) rope_apply;
   decltype(&kernels::swiglu) swiglu;
+  decltype(&kernels::geglu) geglu;
   decltype(&kernels::attention_rows) attention_rows;
 };
 
-constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope_apply, kernels::swiglu,
+constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope_apply, kernels::swiglu, kernels::geglu,
                        kernels::attention_rows};
 constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_apply_ref, kernels::swiglu_ref,
-                      attention_rows_ref};
+                      kernels::geglu_ref, attention_rows_ref};
 
 // Query rows per attention call: consecutive positions of one sequence (a
 // prefill chunk) share each gathered K/V tile, in runs of at most this many
@@ -117,15 +118,24 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
   const std::size_t n = batch.size(), d = config_.n_embd;
   ws.x.resize(n * d);
   for (std::size_t t = 0; t < n; ++t) weights_.tok_embd.lookup(batch.tokens[t], &ws.x[t * d]);
+  if (traits_.embed_scale) {  // as HF: the f32 rounding of sqrt(n_embd), one multiply
+    const auto scale = static_cast<float>(std::sqrt(static_cast<double>(d)));
+    for (float& v : ws.x) v *= scale;
+  }
   // RoPE angles of each token, once for q and k of every layer (they share
-  // the frequency table): cos then sin, n_rot / 2 values each.
+  // the frequency table; sliding layers may have their own): cos then sin,
+  // n_rot / 2 values each.
   const std::size_t rot = config_.n_rot;
-  ws.rope.resize(n * rot);
-  for_rows(pool, n, [&](std::size_t t) {
-    kernels::rope_angles_table(static_cast<std::size_t>(batch.positions[t]), rope_.inv_freq.data(),
-                               rot / 2, rope_.mscale, &ws.rope[t * rot],
-                               &ws.rope[t * rot + rot / 2]);
-  });
+  const auto angles = [&](const RopeTable& table, std::vector<float>& out) {
+    out.resize(n * rot);
+    for_rows(pool, n, [&](std::size_t t) {
+      kernels::rope_angles_table(static_cast<std::size_t>(batch.positions[t]),
+                                 table.inv_freq.data(), rot / 2, table.mscale, &out[t * rot],
+                                 &out[t * rot + rot / 2]);
+    });
+  };
+  angles(rope_, ws.rope);
+  if (has_rope_swa_) angles(rope_swa_, ws.rope_swa);
   lap(ws.times.lm_head);
   for (const std::size_t l : layers) {
     attention_block(l, batch, kv, ws, pool);
@@ -158,8 +168,19 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   linear(w.wk, ws.h.data(), n, ws.k.data(), pool);
   linear(w.wv, ws.h.data(), n, ws.v.data(), pool);
   const std::size_t rot = config_.n_rot;
+  const std::vector<float>& rope = has_rope_swa_ && lc.sliding ? ws.rope_swa : ws.rope;
   for_rows(pool, n, [&](std::size_t t) {
-    const float* cs = &ws.rope[t * rot];
+    if (!w.q_norm.empty()) {  // QK-norm: each head's q and k normalized before RoPE
+      for (std::size_t h = 0; h < lc.n_head; ++h) {
+        float* qh = &ws.q[t * q_dim + h * hd];
+        op.rmsnorm(qh, w.q_norm.data(), hd, eps, qh);
+      }
+      for (std::size_t h = 0; h < lc.n_head_kv; ++h) {
+        float* kh = &ws.k[t * kv_dim + h * hd];
+        op.rmsnorm(kh, w.k_norm.data(), hd, eps, kh);
+      }
+    }
+    const float* cs = &rope[t * rot];
     op.rope_apply(&ws.q[t * q_dim], lc.n_head, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
     op.rope_apply(&ws.k[t * kv_dim], lc.n_head_kv, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
   });
@@ -191,11 +212,13 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     extent[slot] = 0;  // fetched
   }
 
-  const kernels::AttentionShape shape{
-      lc.n_head,  lc.n_head_kv,
-      hd,         1.0f / std::sqrt(static_cast<float>(hd)),
-      kv.dtype(), lc.sliding ? std::size_t{config_.sliding_window} : 0,
-      0.0f};
+  const kernels::AttentionShape shape{lc.n_head,
+                                      lc.n_head_kv,
+                                      hd,
+                                      static_cast<float>(config_.attention_scale),
+                                      kv.dtype(),
+                                      lc.sliding ? std::size_t{config_.sliding_window} : 0,
+                                      static_cast<float>(config_.attn_softcap)};
   ws.att.resize(n * q_dim);
   std::vector<std::size_t>& runs = ws.att_runs;  // first token of each run, then n
   runs.clear();
@@ -216,7 +239,11 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim]);
   });
   linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
-  for_rows(pool, n, [&](std::size_t t) { kernels::add(&ws.x[t * d], &ws.h[t * d], d); });
+  for_rows(pool, n, [&](std::size_t t) {
+    if (!w.post_attn_norm.empty())
+      op.rmsnorm(&ws.h[t * d], w.post_attn_norm.data(), d, eps, &ws.h[t * d]);
+    kernels::add(&ws.x[t * d], &ws.h[t * d], d);
+  });
 }
 
 void Model::ffn_block(std::size_t layer, std::size_t n, Workspace& ws,
@@ -233,11 +260,15 @@ void Model::ffn_block(std::size_t layer, std::size_t n, Workspace& ws,
   linear(w.w_gate, ws.h.data(), n, ws.gate.data(), pool);
   linear(w.w_up, ws.h.data(), n, ws.up.data(), pool);
   // In place: each element is read before it is written.
-  for_rows(pool, n, [&](std::size_t t) {
-    op.swiglu(&ws.gate[t * ff], &ws.up[t * ff], ff, &ws.gate[t * ff]);
-  });
+  const auto act = traits_.ffn == FfnActivation::kGeluTanh ? op.geglu : op.swiglu;
+  for_rows(pool, n,
+           [&](std::size_t t) { act(&ws.gate[t * ff], &ws.up[t * ff], ff, &ws.gate[t * ff]); });
   linear(w.w_down, ws.gate.data(), n, ws.h.data(), pool);
-  for_rows(pool, n, [&](std::size_t t) { kernels::add(&ws.x[t * d], &ws.h[t * d], d); });
+  for_rows(pool, n, [&](std::size_t t) {
+    if (!w.post_ffn_norm.empty())
+      op.rmsnorm(&ws.h[t * d], w.post_ffn_norm.data(), d, eps, &ws.h[t * d]);
+    kernels::add(&ws.x[t * d], &ws.h[t * d], d);
+  });
 }
 
 void Model::output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& pool) const {
@@ -251,6 +282,12 @@ void Model::output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& 
     ops(precision_).rmsnorm(&ws.x[t * d], weights_.output_norm.data(), d, eps, &ws.rows[i * d]);
   }
   linear(weights_.output, ws.rows.data(), r, ws.logits.data(), pool);
+  if (config_.final_softcap > 0.0) {
+    const auto cap = static_cast<float>(config_.final_softcap);
+    for_rows(pool, r, [&](std::size_t i) {
+      kernels::softcap(&ws.logits[i * config_.n_vocab], config_.n_vocab, cap);
+    });
+  }
 }
 
 }  // namespace folio::model

@@ -19,6 +19,9 @@ struct Family {
 constexpr Family kFamilies[] = {
     {"llama", {"llama", /*rope_neox=*/false}, load_llama},
     {"qwen2", {"qwen2", /*rope_neox=*/true}, load_qwen2},
+    {"gemma3",
+     {"gemma3", /*rope_neox=*/true, FfnActivation::kGeluTanh, /*embed_scale=*/true},
+     load_gemma3},
 };
 
 const Family& find_family(const std::string& arch) {
@@ -44,6 +47,13 @@ Model Model::load(const gguf::GgufFile& file, const LoadOptions& options) {
   m.precision_ = options.precision;
   m.activation_bits_ = options.activation_bits;
   m.rope_ = rope_table(m.config_);
+  if (m.config_.rope_freq_base_swa > 0.0 && m.config_.n_sliding_layers() > 0) {
+    ModelConfig local = m.config_;
+    local.rope_freq_base = local.rope_freq_base_swa;
+    local.rope_scaling = {};
+    m.rope_swa_ = rope_table(local);
+    m.has_rope_swa_ = true;
+  }
   WeightLoader loader(file, options.precision);
   m.weights_ = family.load(loader, m.config_);
   m.repacked_ = loader.repacked();

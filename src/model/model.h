@@ -10,11 +10,15 @@
 // mutable state of a step lives in the KvCache and the Workspace.
 //
 // One forward step over T tokens (all matmuls are [T x in] . W^T products):
-//   x = embed(tokens)                                   [T x n_embd]
-//   per layer:  h = rmsnorm(x);  q,k,v = h.Wq,Wk,Wv (+b);  rope(q,k, positions)
-//               kv.store(k,v);   a = attention(q, kv pages of its sequence)
-//               x += a.Wo;  h = rmsnorm(x);  x += (silu(h.Wg) * h.Wu).Wd
-//   logits = rmsnorm(x[logit_rows]) . Wout              [R x n_vocab]
+//   x = embed(tokens)  (* sqrt(n_embd) for Gemma)       [T x n_embd]
+//   per layer:  h = rmsnorm(x);  q,k,v = h.Wq,Wk,Wv (+b);  [q,k = per-head rmsnorm]
+//               rope(q,k, positions);  kv.store(k,v)
+//               a = attention(q, kv pages of its sequence [, sliding window])
+//               x += [rmsnorm](a.Wo);  h = rmsnorm(x)
+//               x += [rmsnorm]((act(h.Wg) * h.Wu).Wd)    act: silu, or gelu_tanh (Gemma)
+//   logits = rmsnorm(x[logit_rows]) . Wout [, soft-capped]  [R x n_vocab]
+// Bracketed steps are those a family's tensors or config ask for (Gemma 3's
+// QK-norm, sandwich norms, window and caps).
 #pragma once
 
 #include <cstddef>
@@ -54,7 +58,8 @@ struct ForwardTimes {
 // that calls forward().
 struct Workspace {
   std::vector<float> x, h, q, k, v, att, gate, up, rows, logits;
-  std::vector<float> rope;                          // per token: cos, sin of its RoPE angles
+  std::vector<float> rope;      // per token: cos, sin of its RoPE angles
+  std::vector<float> rope_swa;  // the same for sliding layers with their own base (Gemma 3)
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
   std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
   std::vector<std::size_t> extent;                  // per sequence: positions to fetch
@@ -112,6 +117,8 @@ class Model {
   kernels::ActivationBits activation_bits_ = kernels::ActivationBits::k16;
   DecoderWeights weights_;
   RopeTable rope_;
+  RopeTable rope_swa_;  // sliding layers' frequencies, when they differ (has_rope_swa_)
+  bool has_rope_swa_ = false;
   std::size_t repacked_ = 0;
   std::size_t repacked_bytes_ = 0;
   std::vector<std::size_t> all_layers_;  // 0 .. n_layer - 1

@@ -1,7 +1,9 @@
 // Batch invariance of the forward pass (DESIGN.md: a request's tokens do not
 // depend on what else is in the batch): sequences forwarded together in one
 // ragged batch, or a prompt fed in chunks, give the same logits as each
-// sequence alone in one piece. Checked bit for bit in both precisions.
+// sequence alone in one piece. Checked bit for bit in both precisions, on
+// SmolLM2 and on Gemma 3 with a prompt longer than its 512-token window (the
+// chunks cross it, so sliding layers see different tile grids per chunk).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -19,19 +21,49 @@ using Tokens = std::vector<TokenId>;
 
 // Two prompts of different lengths (ids from the SmolLM2 vocabulary) and
 // the tokens fed after them.
-const Tokens kA = {504,  1345, 3458, 282, 1249, 314, 253,  1867, 2618, 30,  378, 1345, 8, 216,
-                   1084, 32,   2564, 11,  1070, 253, 2565, 28,   2221, 282, 260, 1250, 28};
-const Tokens kB = {19556, 28, 940, 359, 346, 47};
-const Tokens kNextA = {339, 5277, 30, 1040};
-const Tokens kNextB = {314, 1345, 2810, 28};
+const Tokens kSmolA = {504,  1345, 3458, 282, 1249, 314, 253,  1867, 2618, 30,  378, 1345, 8, 216,
+                       1084, 32,   2564, 11,  1070, 253, 2565, 28,   2221, 282, 260, 1250, 28};
+const Tokens kSmolB = {19556, 28, 940, 359, 346, 47};
+const Tokens kSmolNextA = {339, 5277, 30, 1040};
+const Tokens kSmolNextB = {314, 1345, 2810, 28};
+
+// Gemma 3: a 700-token prompt of pseudo-random ids (an LCG over ordinary
+// vocabulary entries), and a short one.
+Tokens gemma_prompt(std::size_t n, std::uint32_t seed) {
+  Tokens t = {2};  // <bos>
+  std::uint32_t x = seed;
+  while (t.size() < n) {
+    x = x * 1664525u + 1013904223u;
+    t.push_back(static_cast<TokenId>(1000 + (x >> 8) % 200000));
+  }
+  return t;
+}
+
+struct Prompts {
+  const char* file;
+  Tokens a, b, next_a, next_b;
+  std::size_t chunk;  // A's chunked prefill
+};
+
+const Prompts& smollm2() {
+  static const Prompts p{test::kDefaultModel, kSmolA, kSmolB, kSmolNextA, kSmolNextB, 5};
+  return p;
+}
+
+const Prompts& gemma3() {
+  static const Prompts p{test::kGemmaModel,        gemma_prompt(700, 1),      gemma_prompt(9, 2),
+                         {236761, 4521, 107, 818}, {563, 1806, 236764, 2269}, 128};
+  return p;
+}
 
 struct Fixture {
   const model::Model& m;
   kernels::ThreadPool pool{2};
   model::Workspace ws;
-  explicit Fixture(model::Precision p) : m(test::shared_model(p)) {}
+  explicit Fixture(model::Precision p, const char* file = test::kDefaultModel)
+      : m(test::shared_model(p, file)) {}
 
-  model::ContiguousKvCache cache(std::size_t n_seq) { return {m.config(), n_seq, 256}; }
+  model::ContiguousKvCache cache(std::size_t n_seq) { return {m.config(), n_seq, 768}; }
 };
 
 // Logits rows of `b` copied out of the workspace.
@@ -67,14 +99,15 @@ std::vector<std::vector<float>> alone(Fixture& f, const Tokens& prompt, const To
   return out;
 }
 
-void check_precision(model::Precision precision) {
-  Fixture f(precision);
+void check_precision(model::Precision precision, const Prompts& pr) {
+  Fixture f(precision, pr.file);
+  const Tokens &kA = pr.a, &kB = pr.b, &kNextA = pr.next_a, &kNextB = pr.next_b;
   const auto a_alone = alone(f, kA, kNextA, kA.size());
   const auto b_alone = alone(f, kB, kNextB, kB.size());
   ASSERT_EQ(a_alone.size(), 1 + kNextA.size());
 
-  // Chunked prefill of A (chunks of 5, the last one short) changes nothing.
-  EXPECT_EQ(alone(f, kA, kNextA, 5), a_alone) << "chunked prefill differs";
+  // Chunked prefill of A (the last chunk short) changes nothing.
+  EXPECT_EQ(alone(f, kA, kNextA, pr.chunk), a_alone) << "chunked prefill differs";
 
   // Step 1: A's whole prompt and B's first 2 tokens; step 2: B's rest.
   // Steps 3..: one decode token of each, B's sequence id first.
@@ -104,11 +137,19 @@ void check_precision(model::Precision precision) {
 }
 
 TEST(ModelBatch, FastSequencesTogetherEqualEachAlone) {
-  check_precision(model::Precision::kFast);
+  check_precision(model::Precision::kFast, smollm2());
 }
 
 TEST(ModelBatch, RefSequencesTogetherEqualEachAlone) {
-  check_precision(model::Precision::kRef);
+  check_precision(model::Precision::kRef, smollm2());
+}
+
+TEST(ModelBatch, Gemma3FastSequencesTogetherEqualEachAloneAcrossTheWindow) {
+  check_precision(model::Precision::kFast, gemma3());
+}
+
+TEST(ModelBatch, Gemma3RefSequencesTogetherEqualEachAloneAcrossTheWindow) {
+  check_precision(model::Precision::kRef, gemma3());
 }
 
 TEST(ModelBatch, MalformedBatchIsRejectedBeforeTouchingTheCache) {

@@ -1,4 +1,7 @@
-// Fidelity of the forward pass against HF transformers (tools/gen_reference_logits.py).
+// Fidelity of the forward pass against HF transformers (tools/gen_reference_logits.py),
+// on each model scripts/setup fetches: SmolLM2-135M (llama) and Gemma 3 270M
+// (gemma3: QK-norm, sandwich norms, GeGLU, 5 sliding-window layers of 512 to 1
+// global, two prompts longer than 1,500 tokens).
 //
 // For every golden case, folio runs the prompt as one prefill (logits at every
 // prompt position), then 64 decode steps in one ragged batch holding all cases
@@ -14,6 +17,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
+#include <tuple>
 
 #include "golden.h"
 #include "kernels/thread_pool.h"
@@ -23,20 +28,35 @@
 namespace folio {
 namespace {
 
-constexpr const char* kGolden = "SmolLM2-135M-Instruct.Q4_1";
-// Reference precision: measured max |folio - HF| = 6.5e-5 over all 1109
-// positions (logits are O(10-40); fp32 noise through 30 layers summed in a
-// different order than torch). The bound keeps ~6x headroom and is below half
-// the smallest top-1/top-2 gap in the goldens (8.5e-4), so it also
-// guarantees that no argmax can flip.
-constexpr double kRefMaxAbs = 4e-4;
+// What each model's goldens are held to in reference precision.
+struct ModelCase {
+  const char* golden;  // tests/data/model/<golden>.{json,bin}
+  const char* file;    // models/<file>
+  // Reference precision: max |folio - HF| over every stored logit.
+  //   SmolLM2: measured 6.5e-5 over 1109 positions (logits O(10-40); fp32
+  //     noise through 30 layers summed in another order than torch). ~6x
+  //     headroom, below half the smallest top-1/top-2 gap (8.5e-4), so no
+  //     argmax can flip.
+  //   Gemma 3: measured 0.058 over 5093 positions (mean KL 2e-8, top-1 100 %):
+  //     Gemma's residual stream reaches the thousands, so fp32 noise is larger
+  //     in absolute terms; 2.6x headroom. The argmax guarantee comes from the
+  //     greedy test instead (its smallest HF margin is 0.0019).
+  double ref_max_abs;
+};
+
+const ModelCase kCases[] = {
+    {"SmolLM2-135M-Instruct.Q4_1", test::kDefaultModel, 4e-4},
+    {"gemma-3-270m-q4_k_m", test::kGemmaModel, 0.15},
+};
 
 // Fast precision quantizes activations to 16-bit blocks of 32 before each
 // matmul (kernels::ActivationBits::k16, the default; see kernels/matmul.h).
 // Measured on SmolLM2-135M Q4_1: top-1 100%, mean KL 6.3e-8, max KL 2e-6,
-// max |dlogit| 0.012. The bounds are issue #3's targets (top-1 >= 99%, mean
-// KL <= 1e-3). llama.cpp-style 8-bit activations (ActivationBits::k8) give
-// top-1 97.6% and mean KL 2.2e-3 and would fail them.
+// max |dlogit| 0.012; on Gemma 3 270M Q4_K_M: top-1 100 % (5093 positions),
+// mean KL 3.7e-8, max |dlogit| 0.12 (with llama.cpp's 8-bit activations for
+// its Q4_K / Q6_K matrices it was 97.6 % and 1.3e-3). The bounds are issue #3's targets (top-1 >=
+// 99%, mean KL <= 1e-3). llama.cpp-style 8-bit activations (ActivationBits::k8) give top-1 97.6%
+// and mean KL 2.2e-3 and would fail them.
 constexpr double kFastMinTop1 = 0.99;
 constexpr double kFastMaxMeanKl = 1e-3;
 constexpr double kTargetTop1 = 0.99;
@@ -50,10 +70,14 @@ struct RunResult {
   std::vector<CaseResult> cases;
 };
 
+// Prompt positions per forward: every one wants logits, and Gemma's rows are
+// 1 MiB each.
+constexpr std::size_t kPrefillChunk = 256;
+
 // Runs every case as described above in one precision.
-RunResult run(const test::Golden& g, model::Precision precision,
-              kernels::KvDtype kv_dtype = kernels::KvDtype::kF32) {
-  const model::Model& m = test::shared_model(precision);
+RunResult run(const ModelCase& mc, const test::Golden& g, model::Precision precision,
+              kernels::KvDtype kv_dtype) {
+  const model::Model& m = test::shared_model(precision, mc.file);
   EXPECT_EQ(m.n_vocab(), g.vocab);
   kernels::ThreadPool pool(2);
   model::Workspace ws;
@@ -65,13 +89,16 @@ RunResult run(const test::Golden& g, model::Precision precision,
   r.cases.resize(g.cases.size());
   for (std::size_t i = 0; i < g.cases.size(); ++i) {
     const auto& c = g.cases[i];
-    model::Batch b;
-    for (std::size_t p = 0; p < c.prompt.size(); ++p) {
-      b.add(c.prompt[p], static_cast<std::int32_t>(p), static_cast<std::int32_t>(i), true);
-    }
-    const auto logits = m.forward(b, kv, ws, pool);
-    for (std::size_t p = 0; p < c.prompt.size(); ++p) {
-      r.cases[i].stats.push_back(test::compare_position(g, c, p, &logits[p * g.vocab]));
+    for (std::size_t p0 = 0; p0 < c.prompt.size(); p0 += kPrefillChunk) {
+      const std::size_t p1 = std::min(c.prompt.size(), p0 + kPrefillChunk);
+      model::Batch b;
+      for (std::size_t p = p0; p < p1; ++p) {
+        b.add(c.prompt[p], static_cast<std::int32_t>(p), static_cast<std::int32_t>(i), true);
+      }
+      const auto logits = m.forward(b, kv, ws, pool);
+      for (std::size_t p = p0; p < p1; ++p) {
+        r.cases[i].stats.push_back(test::compare_position(g, c, p, &logits[(p - p0) * g.vocab]));
+      }
     }
   }
   const std::size_t n_gen = g.cases[0].greedy.size();
@@ -92,27 +119,39 @@ RunResult run(const test::Golden& g, model::Precision precision,
   return r;
 }
 
-const test::Golden& golden() {
-  static const test::Golden g = test::load_golden(kGolden);
-  return g;
-}
+class ModelFidelity : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  const ModelCase& mc() const { return GetParam(); }
 
-const RunResult& result(model::Precision p, kernels::KvDtype kv = kernels::KvDtype::kF32) {
-  static std::map<std::pair<model::Precision, kernels::KvDtype>, RunResult> cache;
-  auto it = cache.find({p, kv});
-  if (it == cache.end()) it = cache.emplace(std::pair{p, kv}, run(golden(), p, kv)).first;
-  return it->second;
-}
+  const test::Golden& golden() const {
+    static std::map<std::string, test::Golden> cache;
+    auto it = cache.find(mc().golden);
+    if (it == cache.end()) it = cache.emplace(mc().golden, test::load_golden(mc().golden)).first;
+    return it->second;
+  }
+
+  const RunResult& result(model::Precision p, kernels::KvDtype kv = kernels::KvDtype::kF32) const {
+    using Key = std::tuple<std::string, model::Precision, kernels::KvDtype>;
+    static std::map<Key, RunResult> cache;
+    const Key key{mc().golden, p, kv};
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, run(mc(), golden(), p, kv)).first;
+    return it->second;
+  }
+};
 
 struct Summary {
   double max_abs = 0, mean_kl = 0, max_kl = 0;
   std::size_t n = 0, top1 = 0;
 };
 
-Summary summarize(const RunResult& r) {
+// Over the cases whose name passes `keep` (all by default).
+template <class Keep>
+Summary summarize(const test::Golden& g, const RunResult& r, Keep keep) {
   Summary s;
-  for (const auto& c : r.cases) {
-    for (const auto& p : c.stats) {
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    if (!keep(g.cases[i].name)) continue;
+    for (const auto& p : r.cases[i].stats) {
       s.max_abs = std::max(s.max_abs, p.max_abs_diff);
       s.mean_kl += p.kl;
       s.max_kl = std::max(s.max_kl, p.kl);
@@ -120,16 +159,20 @@ Summary summarize(const RunResult& r) {
       ++s.n;
     }
   }
-  s.mean_kl /= static_cast<double>(s.n);
+  if (s.n != 0) s.mean_kl /= static_cast<double>(s.n);
   return s;
 }
 
-void report(const char* what, const Summary& s) {
+Summary summarize(const test::Golden& g, const RunResult& r) {
+  return summarize(g, r, [](const std::string&) { return true; });
+}
+
+void report(const test::Golden& g, const char* what, const Summary& s) {
   std::printf(
-      "[fidelity] %s: %zu positions, max|dlogit| %.3g, top-1 %zu/%zu (%.2f%%), "
+      "[fidelity] %s %s: %zu positions, max|dlogit| %.3g, top-1 %zu/%zu (%.2f%%), "
       "mean KL %.3g, max KL %.3g\n",
-      what, s.n, s.max_abs, s.top1, s.n, 100.0 * static_cast<double>(s.top1) / s.n, s.mean_kl,
-      s.max_kl);
+      g.model.c_str(), what, s.n, s.max_abs, s.top1, s.n,
+      100.0 * static_cast<double>(s.top1) / static_cast<double>(s.n), s.mean_kl, s.max_kl);
 }
 
 // Folio's argmax at the positions that choose the greedy tokens equals HF's tokens.
@@ -146,25 +189,33 @@ void expect_greedy_identical(const test::Golden& g, const RunResult& r) {
   }
 }
 
-TEST(ModelFidelity, ReferencePrecisionGreedyIsTokenIdenticalToHF) {
+TEST_P(ModelFidelity, ReferencePrecisionGreedyIsTokenIdenticalToHF) {
   expect_greedy_identical(golden(), result(model::Precision::kRef));
 }
 
-TEST(ModelFidelity, ReferencePrecisionLogitsMatchHFToFp32Noise) {
-  const Summary s = summarize(result(model::Precision::kRef));
-  report("ref ", s);
-  EXPECT_LE(s.max_abs, kRefMaxAbs);
+TEST_P(ModelFidelity, ReferencePrecisionLogitsMatchHFToFp32Noise) {
+  const Summary s = summarize(golden(), result(model::Precision::kRef));
+  report(golden(), "ref ", s);
+  EXPECT_LE(s.max_abs, mc().ref_max_abs);
   EXPECT_EQ(s.top1, s.n);
 }
 
-TEST(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
-  const Summary s = summarize(result(model::Precision::kFast));
-  report("fast", s);
+TEST_P(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
+  const Summary s = summarize(golden(), result(model::Precision::kFast));
+  report(golden(), "fast", s);
   const double top1 = static_cast<double>(s.top1) / static_cast<double>(s.n);
   std::printf("[fidelity] issue target (top-1 >= %.0f%%, mean KL <= %.0e): %s\n", 100 * kTargetTop1,
               kTargetMeanKl, top1 >= kTargetTop1 && s.mean_kl <= kTargetMeanKl ? "met" : "NOT met");
   EXPECT_GE(top1, kFastMinTop1);
   EXPECT_LE(s.mean_kl, kFastMaxMeanKl);
+  // Beyond the window: the long prompts alone meet the same bounds.
+  const Summary lng = summarize(golden(), result(model::Precision::kFast),
+                                [](const std::string& name) { return name.starts_with("long_"); });
+  if (lng.n != 0) {
+    report(golden(), "fast, prompts > 1,500 tokens", lng);
+    EXPECT_GE(static_cast<double>(lng.top1) / static_cast<double>(lng.n), kFastMinTop1);
+    EXPECT_LE(lng.mean_kl, kFastMaxMeanKl);
+  }
 }
 
 // The KV cache element types the engine offers (--kv-cache-dtype), on the
@@ -172,29 +223,48 @@ TEST(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
 //   f16 KV (the engine's default): top-1 100 %, mean KL 4.4e-7, max |dlogit| 0.03
 //   int8 KV (fp16 scale per 32 values, opt-in): top-1 99.1 % (1099/1109),
 //     mean KL 4.4e-4, max KL 0.012
-// f16 must stay at reference grade; int8 must keep the mean-KL bound, and its
-// top-1 (near-ties flip first) is held to 98.5 % so that a different ISA's
-// rounding cannot fail a correct build.
-TEST(ModelFidelity, QuantizedKvCachesStayWithinTheFastPathBounds) {
-  const Summary f16 = summarize(result(model::Precision::kFast, kernels::KvDtype::kF16));
-  report("fast, f16 KV ", f16);
-  EXPECT_EQ(f16.top1, f16.n);
+// and on Gemma 3 270M Q4_K_M (5093 positions, 4040 of them in prompts longer
+// than the window):
+//   f16 KV: top-1 99.94 % (3 near-ties flip), mean KL 3.1e-7
+//   int8 KV: top-1 98.8 %, mean KL 3.8e-4, max KL 0.05
+// f16 must stay at reference grade (top-1 >= 99.9 %, mean KL <= 1e-5); int8
+// must keep the mean-KL bound, and its top-1 (near-ties flip first) is held to
+// 98.5 % so that a different ISA's rounding cannot fail a correct build.
+TEST_P(ModelFidelity, QuantizedKvCachesStayWithinTheFastPathBounds) {
+  const Summary f16 = summarize(golden(), result(model::Precision::kFast, kernels::KvDtype::kF16));
+  report(golden(), "fast, f16 KV ", f16);
+  EXPECT_GE(static_cast<double>(f16.top1) / static_cast<double>(f16.n), 0.999);
   EXPECT_LE(f16.mean_kl, 1e-5);
-  const Summary i8 = summarize(result(model::Precision::kFast, kernels::KvDtype::kI8));
-  report("fast, int8 KV", i8);
+  const Summary i8 = summarize(golden(), result(model::Precision::kFast, kernels::KvDtype::kI8));
+  report(golden(), "fast, int8 KV", i8);
   EXPECT_GE(static_cast<double>(i8.top1) / static_cast<double>(i8.n), 0.985);
   EXPECT_LE(i8.mean_kl, kFastMaxMeanKl);
 }
 
-TEST(ModelFidelity, GoldenCoversTheRequiredPrompts) {
+TEST_P(ModelFidelity, GoldenCoversTheRequiredPrompts) {
   const auto& g = golden();
   EXPECT_GE(g.cases.size(), 8u);
-  for (const char* name : {"english_long", "code_python", "chinese", "chatml"}) {
-    EXPECT_TRUE(std::any_of(g.cases.begin(), g.cases.end(), [&](const test::GoldenCase& c) {
-      return c.name == name;
-    })) << name;
+  std::vector<std::string> names = {"english_long", "code_python", "chinese", "chatml"};
+  if (test::shared_model(model::Precision::kFast, mc().file).config().sliding_window != 0) {
+    names.insert(names.end(), {"long_ledger", "long_chat"});
+  }
+  for (const std::string& name : names) {
+    const auto it = std::find_if(g.cases.begin(), g.cases.end(),
+                                 [&](const test::GoldenCase& c) { return c.name == name; });
+    ASSERT_NE(it, g.cases.end()) << name;
+    const auto window =
+        test::shared_model(model::Precision::kFast, mc().file).config().sliding_window;
+    if (name.starts_with("long_")) {
+      EXPECT_GE(it->prompt.size(), std::max<std::size_t>(1500, 2 * window));
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelFidelity, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<ModelCase>& i) {
+                           return std::string(i.param.file).starts_with("gemma") ? "Gemma3"
+                                                                                 : "SmolLM2";
+                         });
 
 }  // namespace
 }  // namespace folio

@@ -55,11 +55,13 @@ std::string model_path(const std::string& file) {
   return p;
 }
 
-const model::Model& shared_model(model::Precision precision) {
-  static const gguf::GgufFile file = gguf::GgufFile::open(model_path(kDefaultModel));
-  static std::map<model::Precision, std::unique_ptr<model::Model>> models;
-  auto& m = models[precision];
-  if (!m) m = std::make_unique<model::Model>(model::Model::load(file, {precision}));
+const model::Model& shared_model(model::Precision precision, const std::string& file) {
+  static std::map<std::string, std::unique_ptr<gguf::GgufFile>> files;
+  static std::map<std::pair<std::string, model::Precision>, std::unique_ptr<model::Model>> models;
+  auto& f = files[file];
+  if (!f) f = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(model_path(file)));
+  auto& m = models[{file, precision}];
+  if (!m) m = std::make_unique<model::Model>(model::Model::load(*f, {precision}));
   return *m;
 }
 

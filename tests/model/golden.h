@@ -48,8 +48,12 @@ Golden load_golden(const std::string& stem);
 // scripts/setup, when it is missing.
 std::string model_path(const std::string& file);
 
-// The default model, loaded once per precision for the whole test binary.
-const model::Model& shared_model(model::Precision precision);
+inline constexpr const char* kGemmaModel = "gemma-3-270m-q4_k_m.gguf";
+
+// A model of models/ (the default one unless named), loaded once per file and
+// precision for the whole test binary.
+const model::Model& shared_model(model::Precision precision,
+                                 const std::string& file = kDefaultModel);
 
 // Comparison of one folio logits row with the reference at one position.
 struct PositionStats {
