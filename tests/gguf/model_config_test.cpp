@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -222,6 +223,31 @@ TEST(ModelConfig, Gemma3) {
   for (std::uint32_t i = 0; i < 18; ++i)
     EXPECT_EQ(c.layers[i].sliding, (i + 1) % 6 != 0) << "layer " << i;
   EXPECT_EQ(c.kv_elements_for(4096), (15u * 512 + 3u * 4096) * 512);
+  // Not in the file: llama.cpp's and HF's defaults for Gemma 3.
+  EXPECT_EQ(c.rope_freq_base, 1e6);
+  EXPECT_EQ(c.rope_freq_base_swa, 10000.0);
+  EXPECT_DOUBLE_EQ(c.attention_scale, 1.0 / 16);  // 1 / sqrt(query_pre_attn_scalar 256)
+  EXPECT_EQ(c.attn_softcap, 0.0);
+  EXPECT_EQ(c.final_softcap, 0.0);
+}
+
+TEST(ModelConfig, ScoreScaleSoftCapsAndSlidingRope) {
+  ModelConfig c = config_of(toy({}));
+  EXPECT_DOUBLE_EQ(c.attention_scale, 1.0 / std::sqrt(8.0));  // head_dim 64 / 8
+  EXPECT_EQ(c.rope_freq_base_swa, 0.0);                       // sliding layers rotate as the others
+  c = config_of(toy({{"toy.attention.scale", MetaValue::f32(0.125f)},
+                     {"toy.attn_logit_softcapping", MetaValue::f32(50.0f)},
+                     {"toy.final_logit_softcapping", MetaValue::f32(30.0f)},
+                     {"toy.rope.freq_base_swa", MetaValue::f32(5000.0f)}}));
+  EXPECT_EQ(c.attention_scale, 0.125);
+  EXPECT_EQ(c.attn_softcap, 50.0);
+  EXPECT_EQ(c.final_softcap, 30.0);
+  EXPECT_EQ(c.rope_freq_base_swa, 5000.0);
+  expect_error(toy({{"toy.attention.scale", MetaValue::f32(0.0f)}}), "'toy.attention.scale' is 0");
+  expect_error(toy({{"toy.final_logit_softcapping", MetaValue::f32(-1.0f)}}),
+               "'toy.final_logit_softcapping' = -1.000000 is invalid");
+  expect_error(toy({{"toy.rope.freq_base_swa", MetaValue::f32(-1.0f)}}),
+               "'toy.rope.freq_base_swa' = -1.000000 is negative");
 }
 
 }  // namespace
