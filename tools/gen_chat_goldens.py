@@ -14,8 +14,10 @@ message keys whose value is None are dropped first.
 
 Templates:
   * smollm2: read from models/SmolLM2-135M-Instruct.Q4_1.gguf (tokenizer.chat_template).
-  (Gemma 3's published template is not used: the Gemma 3 270M GGUF we use ships without a
-  chat template, and folio does not commit third-party text.)
+  * gemma3_builtin: src/chat/templates/gemma3.jinja, folio's own template for Gemma files
+    without one (the Gemma 3 270M GGUF we use ships none; Google's published template is not
+    used, since folio does not commit third-party text). Its output is also checked against
+    llama.cpp's built-in "gemma" format (llama-chat.cpp), hand-written below.
   * feature_*: small templates written for folio that exercise each Jinja2 feature the
     interpreter supports (whitespace control, loops, filters, tests, expressions, namespaces,
     macros, string methods, tojson); jinja2 is the oracle for them too.
@@ -225,8 +227,13 @@ def render(template, messages, add_gen, bos, eos, extra):
     return out[0]
 
 
+GEMMA_TEMPLATE = os.path.join(ROOT, "src", "chat", "templates", "gemma3.jinja")
+
+
 def main():
     templates = {"smollm2": gguf_chat_template(SMOL)}
+    with open(GEMMA_TEMPLATE, encoding="utf-8") as f:
+        templates["gemma3_builtin"] = f.read()
     templates.update(FEATURES)
     cases = []
 
@@ -251,6 +258,19 @@ def main():
             suffix = "gen" if add_gen else "nogen"
             if conv_name != "parts":
                 add(f"smollm2_{conv_name}_{suffix}", "smollm2", conv, add_gen, "", "<|im_end|>")
+                add(f"gemma3_{conv_name}_{suffix}", "gemma3_builtin", conv, add_gen, "<bos>",
+                    "<eos>")
+    # llama.cpp's "gemma" format for a system + user turn: the system text, trimmed, heads
+    # the first user turn, then a blank line; "assistant" is "model" (its BOS comes from the
+    # tokenizer, here from the template).
+    want = ("<bos><start_of_turn>user\nYou are terse.\n\nWhat is 2+2?<end_of_turn>\n"
+            "<start_of_turn>model\n")
+    got = render(templates["gemma3_builtin"], CONVERSATIONS["system"], True, "<bos>", "<eos>", {})
+    if got != want:
+        sys.exit(f"gemma3_builtin does not render llama.cpp's gemma format: {got!r}")
+    add("gemma3_alternation", "gemma3_builtin",
+        [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], True, "<bos>",
+        "<eos>", error="alternate user and assistant")
     for tname in FEATURES:
         conv = CONVERSATIONS["system_multi"]
         extra = {}

@@ -33,6 +33,7 @@
 #include "cli/count_list.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_template.h"
 
 namespace folio::cli {
 
@@ -75,7 +76,7 @@ std::vector<Prompt> read_dataset(const SpecArgs& a, const EngineModel& m) {
     p.max_tokens = j.value("max_tokens", 128);
     if (j.contains("messages")) {
       if (!tmpl) {
-        const auto src = m.file->get_string("tokenizer.chat_template");
+        const auto src = model_chat_template(*m.file);
         if (!src) throw Error(where + "\"messages\" needs a model with a chat template");
         tmpl = std::make_unique<chat::ChatTemplate>(std::string(*src));
       }

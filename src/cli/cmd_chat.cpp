@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_template.h"
 #include "engine/output_processor.h"
 
 namespace folio::cli {
@@ -35,7 +36,7 @@ struct ChatArgs {
 
 int chat_loop(const ChatArgs& a) {
   std::unique_ptr<EngineModel> m = load_engine_model(resolve_model_path(a.model), a.engine);
-  const auto tmpl_src = m->file->get_string("tokenizer.chat_template");
+  const auto tmpl_src = model_chat_template(*m->file);
   if (!tmpl_src) throw Error("this model has no tokenizer.chat_template; use `folio run --raw`");
   const chat::ChatTemplate tmpl{std::string(*tmpl_src)};
   const std::unique_ptr<EngineStack> stack = make_engine(*m, a.engine);

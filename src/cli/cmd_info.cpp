@@ -19,6 +19,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/model_template.h"
 #include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu_features.h"
@@ -117,7 +118,11 @@ Json model_json(const model::ModelConfig& c) {
             {"norm_eps", c.norm_eps},
             {"sliding_window", c.sliding_window},
             {"sliding_window_pattern", c.sliding_window_pattern},
-            {"sliding_layers", c.n_sliding_layers()}};
+            {"sliding_layers", c.n_sliding_layers()},
+            {"attention_scale", c.attention_scale},
+            {"attn_logit_softcapping", c.attn_softcap},
+            {"final_logit_softcapping", c.final_softcap}};
+  if (c.rope_freq_base_swa > 0.0) m["rope"]["freq_base_swa"] = c.rope_freq_base_swa;
   const bool uniform =
       std::all_of(c.layers.begin(), c.layers.end(), [&](const model::LayerConfig& l) {
         return l.n_head == c.n_head && l.n_head_kv == c.n_head_kv && l.n_ff == c.n_ff;
@@ -150,6 +155,7 @@ Json tokenizer_json(const gguf::GgufFile& f) {
   }
   t["special"] = special;
   if (auto b = f.get_bool("tokenizer.ggml.add_bos_token")) t["add_bos"] = *b;
+  t["chat_template"] = model_chat_template_origin(f);
   return t;
 }
 
@@ -353,6 +359,10 @@ void print_model(const Json& m) {
               rope["dimension_count"].get<unsigned>(),
               rope["scaling"]["type"].get<std::string>().c_str(),
               rope["scaling"]["factor"].get<double>());
+  if (rope.contains("freq_base_swa")) {
+    std::printf("        sliding layers: base %g, no scaling\n",
+                rope["freq_base_swa"].get<double>());
+  }
   std::printf("  norm: %s, eps %g\n", m["norm"].get<std::string>() == "rms" ? "RMS" : "LayerNorm",
               m["norm_eps"].get<double>());
   if (m["sliding_window"].get<unsigned>() != 0) {
@@ -363,6 +373,11 @@ void print_model(const Json& m) {
     if (pattern != 0)
       std::printf(" (every %u%s layer is global)", pattern, pattern == 2 ? "nd" : "th");
     std::printf("\n");
+  }
+  const double cap_a = m["attn_logit_softcapping"].get<double>();
+  const double cap_f = m["final_logit_softcapping"].get<double>();
+  if (cap_a > 0.0 || cap_f > 0.0) {
+    std::printf("  soft-capping: attention %g, final logits %g (0 = none)\n", cap_a, cap_f);
   }
 }
 
@@ -382,6 +397,7 @@ void print_text(const Json& r) {
   std::printf("tokenizer:  %s (pre \"%s\"), %llu tokens;%s\n",
               tok["model"].get<std::string>().c_str(), tok["pre"].get<std::string>().c_str(),
               tok["vocab_size"].get<unsigned long long>(), special.c_str());
+  std::printf("  chat template: %s\n", tok["chat_template"].get<std::string>().c_str());
 
   const Json& t = r["tensors"];
   std::printf("tensors:    %llu, %llu parameters, %s of weights (%.2f bits/weight)\n",

@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_template.h"
 #include "engine/output_processor.h"
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
@@ -57,7 +58,7 @@ int default_threads() {
 // --raw or the model has none.
 std::vector<TokenId> prompt_tokens(const RunArgs& a, const gguf::GgufFile& file,
                                    const tokenizer::Tokenizer& tok) {
-  const auto tmpl = file.get_string("tokenizer.chat_template");
+  const auto tmpl = model_chat_template(file);
   if (a.raw || !tmpl) return tok.encode(a.prompt, {.add_special = true, .parse_special = false});
   chat::RenderOptions ro;
   const auto& sp = tok.vocab().special();

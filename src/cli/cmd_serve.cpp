@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_template.h"
 #include "engine/engine_loop.h"
 #include "server/server.h"
 
@@ -78,7 +79,7 @@ int serve(ServeArgs& a) {
       load_s,
       static_cast<long long>(eng->core.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
       ec.max_model_len);
-  const auto tmpl = m->file->get_string("tokenizer.chat_template");
+  const auto tmpl = model_chat_template(*m->file);
   server::ModelContext ctx =
       server::make_model_context(m->tok, a.cfg.served_model_name, path, ec.max_model_len,
                                  server::chat_template_source(a.cfg.chat_template, tmpl));

@@ -91,6 +91,18 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
   v.special_.pad = read_id(f, "tokenizer.ggml.padding_token_id", n);
   v.special_.sep = read_id(f, "tokenizer.ggml.seperator_token_id", n);
   v.special_.eot = read_id(f, "tokenizer.ggml.eot_token_id", n);
+  if (!v.special_.eot) {
+    // Chat models whose converter did not write the key still end a turn
+    // with a control token of a well-known text (llama.cpp does the same):
+    // Gemma's <end_of_turn> (HF's generation_config lists it beside EOS).
+    for (const char* text : {"<end_of_turn>", "<|eot_id|>", "<|im_end|>"}) {
+      const auto id = v.find(text);
+      if (id && v.type(*id) == TokenType::kControl) {
+        v.special_.eot = id;
+        break;
+      }
+    }
+  }
 
   const bool spm = v.kind_ == VocabKind::kSpm;
   v.add_bos_ = f.get_bool("tokenizer.ggml.add_bos_token").value_or(spm);

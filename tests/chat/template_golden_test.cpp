@@ -1,7 +1,8 @@
 // Renders every case of tests/data/chat/goldens.json (made by
 // tools/gen_chat_goldens.py with transformers' apply_chat_template renderer,
 // i.e. jinja2) and requires byte-identical output: SmolLM2's and Gemma 3's
-// own templates over several conversations, plus feature templates covering
+// own templates (Gemma's: folio's built-in one) over several conversations,
+// plus feature templates covering
 // each supported Jinja2 construct.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "chat/builtin_templates.h"
 #include "chat/chat_template.h"
 
 namespace folio::chat {
@@ -64,6 +66,19 @@ TEST(ChatTemplateGolden, MatchesTransformers) {
   }
   EXPECT_GE(checked, 25);
   EXPECT_GE(templates_seen, 10);
+}
+
+// The template compiled into folio is the file the goldens rendered, and it
+// is what a Gemma GGUF without tokenizer.chat_template gets; a file's own
+// template always wins, and other architectures get none.
+TEST(ChatTemplateGolden, BuiltinGemmaTemplateIsTheRenderedOne) {
+  const Json g = load_goldens();
+  const auto b = builtin_template("gemma3");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(std::string(b->source), g["templates"]["gemma3_builtin"].get<std::string>());
+  EXPECT_EQ(model_chat_template(std::nullopt, "gemma3"), std::string(b->source));
+  EXPECT_EQ(model_chat_template("own {{ x }}", "gemma3"), "own {{ x }}");
+  EXPECT_EQ(model_chat_template(std::nullopt, "llama"), std::nullopt);
 }
 
 }  // namespace

@@ -23,12 +23,12 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running_server(*flags):
+def running_server(*flags, model=MODEL):
     """Yields {"base", "port", "proc"}; after the block, "exit_code" holds the SIGTERM exit code."""
-    assert MODEL.exists(), f"{MODEL} missing: run scripts/setup"
+    assert model.exists(), f"{model} missing: run scripts/setup"
     port = free_port()
     proc = subprocess.Popen(
-        [FOLIO, "serve", str(MODEL), "--host", "127.0.0.1", "--port", str(port), *flags],
+        [FOLIO, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), *flags],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -12,6 +12,8 @@ import pathlib
 import subprocess
 
 import pytest
+import gguf
+import numpy as np
 from gguf import GGUFReader
 
 ROOT = pathlib.Path(os.environ.get("FOLIO_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
@@ -155,9 +157,39 @@ def test_load_reports_the_repacked_matrices():
     assert "matrices repacked into 8-row panels" in folio_info(path) or load["isa"] != "avx2"
 
 
-def test_load_of_an_unsupported_architecture_is_reported():
-    load = folio_json(model("gemma3"))["load"]
-    assert "gemma3" in load["error"] and "not supported" in load["error"]
+def test_load_of_an_unsupported_architecture_is_reported(tmp_path):
+    # A GGUF of an architecture folio has no forward pass for (written with gguf-py).
+    path = tmp_path / "mamba.gguf"
+    w = gguf.GGUFWriter(str(path), "mamba")
+    w.add_block_count(1)
+    w.add_embedding_length(8)
+    w.add_context_length(64)
+    w.add_feed_forward_length(16)
+    w.add_head_count(2)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list(["a", "b"])
+    w.add_tensor("token_embd.weight", np.zeros((2, 8), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    load = folio_json(path)["load"]
+    assert "mamba" in load["error"] and "not supported" in load["error"]
+    assert "gemma3" in load["error"]  # the supported list
+
+
+def test_gemma3_loads_with_its_features_reported():
+    info = folio_json(model("gemma3"))
+    assert "error" not in info["load"]
+    m = info["model"]
+    assert m["rope"]["freq_base"] == 1e6 and m["rope"]["freq_base_swa"] == 10000.0
+    assert m["attention_scale"] == pytest.approx(1 / 16)  # 1/sqrt(head_dim 256)
+    assert m["attn_logit_softcapping"] == 0 and m["final_logit_softcapping"] == 0
+    # The file has no tokenizer.chat_template: folio's built-in one is used.
+    assert reference(model("gemma3")).get("tokenizer.chat_template") is None
+    assert info["tokenizer"]["chat_template"] == "built-in gemma3"
+    assert folio_json(model("smollm2"))["tokenizer"]["chat_template"] == "the model's"
 
 
 def test_max_model_len_and_num_seqs():

@@ -85,5 +85,22 @@ INSTANTIATE_TEST_SUITE_P(Models, HfGoldenTest,
                            return n.substr(0, n.find('.'));
                          });
 
+// A chat model whose GGUF names no eot_token_id still stops its turns:
+// Gemma's <end_of_turn> (id 106 in HF's tokenizer, gemma3.jsonl; listed
+// beside EOS in HF's generation_config) is found by its text as a control
+// token. SmolLM2's <|im_end|> is its EOS already.
+TEST(SpecialTokens, EndOfTurnIsFoundByTextWhenTheFileNamesNone) {
+  const std::string gemma = source_dir() + "/models/gemma-3-270m-q4_k_m.gguf";
+  const std::string smol = source_dir() + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  ASSERT_TRUE(file_exists(gemma) && file_exists(smol)) << "run scripts/setup";
+  const Tokenizer g = load_tokenizer(gemma);
+  ASSERT_TRUE(g.vocab().special().eot.has_value());
+  EXPECT_EQ(*g.vocab().special().eot, 106);
+  EXPECT_EQ(g.vocab().text(106), "<end_of_turn>");
+  EXPECT_EQ(g.vocab().special().eos, 1);
+  const Tokenizer s = load_tokenizer(smol);
+  EXPECT_EQ(s.vocab().special().eot.value_or(-1), s.vocab().special().eos.value_or(-2));
+}
+
 }  // namespace
 }  // namespace folio::tokenizer
