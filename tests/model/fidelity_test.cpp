@@ -245,15 +245,15 @@ TEST_P(ModelFidelity, GoldenCoversTheRequiredPrompts) {
   const auto& g = golden();
   EXPECT_GE(g.cases.size(), 8u);
   std::vector<std::string> names = {"english_long", "code_python", "chinese", "chatml"};
-  if (test::shared_model(model::Precision::kFast, mc().file).config().sliding_window != 0) {
+  const std::size_t window =
+      test::shared_model(model::Precision::kFast, mc().file).config().sliding_window;
+  if (window != 0) {
     names.insert(names.end(), {"long_ledger", "long_chat"});
   }
   for (const std::string& name : names) {
     const auto it = std::find_if(g.cases.begin(), g.cases.end(),
                                  [&](const test::GoldenCase& c) { return c.name == name; });
     ASSERT_NE(it, g.cases.end()) << name;
-    const auto window =
-        test::shared_model(model::Precision::kFast, mc().file).config().sliding_window;
     if (name.starts_with("long_")) {
       EXPECT_GE(it->prompt.size(), std::max<std::size_t>(1500, 2 * window));
     }

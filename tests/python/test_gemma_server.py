@@ -7,6 +7,7 @@ prompt is the built-in template's with exactly one BOS; concurrent requests (con
 batching, a shared prefix) answer as each does alone; a prompt longer than the 512-token
 window is served."""
 import concurrent.futures
+import functools
 import json
 
 import pytest
@@ -24,6 +25,7 @@ def hf_case(name):
     return next(c for c in json.loads(GOLDEN.read_text())["cases"] if c["name"] == name)
 
 
+@functools.lru_cache(maxsize=None)
 def pieces():
     r = GGUFReader(str(GEMMA))
     f = r.fields["tokenizer.ggml.tokens"]

@@ -43,12 +43,43 @@ __m256i load(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
+// The 64 values of Q4_K/Q5_K sub-blocks 2k (lo) and 2k+1 (hi) from their 32
+// packed bytes `q`; for Q5_K, bits 2k, 2k+1 of qh come from hb, which is then
+// shifted right by 2 for the next k.
+template <bool kQ5>
+void unpack_k45(__m256i q, __m256i& hb, __m256i& lo, __m256i& hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  lo = _mm256_and_si256(q, m4);
+  hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  if constexpr (kQ5) {
+    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(1)), 4));
+    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(2)), 3));
+    hb = _mm256_srli_epi16(hb, 2);
+  }
+}
+
+// Q6_K half h (128 values): its four runs of 32 unsigned q + 32 (0..63).
+void unpack_q6(const quant::BlockQ6_K& b, int h, __m256i q[4]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const __m256i ql0 = load(b.ql + 64 * h);
+  const __m256i ql1 = load(b.ql + 64 * h + 32);
+  const __m256i qh = load(b.qh + 32 * h);
+  q[0] =
+      _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+  q[1] =
+      _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+  q[2] =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30));
+  q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+}
+
 // Q4_K and Q5_K share everything but the fifth bit.
 template <class Block, int NC>
 void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
                     std::size_t x_stride, float* y, std::size_t ldy) {
   constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
   for (std::size_t i = 0; i < nb; ++i) {
@@ -60,14 +91,8 @@ void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
     [[maybe_unused]] __m256i hb;
     if constexpr (kQ5) hb = load(b->qh);
     for (int k = 0; k < 4; ++k) {
-      const __m256i q = load(b->qs + 32 * k);
-      __m256i lo = _mm256_and_si256(q, m4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-      if constexpr (kQ5) {  // bits 2k, 2k+1 of qh: hb is shifted right by 2 per k
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(1)), 4));
-        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(2)), 3));
-        hb = _mm256_srli_epi16(hb, 2);
-      }
+      __m256i lo, hi;
+      unpack_k45<kQ5>(load(b->qs + 32 * k), hb, lo, hi);
       const __m256i s_lo = _mm256_set1_epi16(static_cast<short>(sc[2 * k]));
       const __m256i s_hi = _mm256_set1_epi16(static_cast<short>(sc[2 * k + 1]));
       for (int c = 0; c < NC; ++c) {
@@ -98,8 +123,6 @@ void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
 template <int NC>
 void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
                     std::size_t x_stride, float* y, std::size_t ldy) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m256i m30 = _mm256_set1_epi8(0x30);
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
   for (std::size_t i = 0; i < nb; ++i) {
@@ -107,19 +130,8 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
     __m256i sumi[NC];
     for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = load(b->ql + 64 * h);
-      const __m256i ql1 = load(b->ql + 64 * h + 32);
-      const __m256i qh = load(b->qh + 32 * h);
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, m4),
-                          _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
-          _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                          _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                          _mm256_and_si256(qh, m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
-      };
+      __m256i q[4];
+      unpack_q6(*b, h, q);
       for (int s = 0; s < 4; ++s) {
         const int g = 8 * h + 2 * s;  // 16-value groups g (elements 0..15) and g+1
         const __m256i scale =
@@ -144,39 +156,6 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
   for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]);
 }
 
-template <class Block, int NC>
-void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x, std::size_t x_stride,
-                float* y, std::size_t ldy) {
-  if constexpr (std::is_same_v<Block, BlockQ6_K>) {
-    row_x_cols_q6k<NC>(w, nb, x, x_stride, y, ldy);
-  } else {
-    row_x_cols_k45<Block, NC>(w, nb, x, x_stride, y, ldy);
-  }
-}
-
-template <class Block>
-void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
-          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy) {
-  const std::size_t nb = cols / quant::kQK_K;
-  for (std::size_t r = 0; r < nr; ++r) {
-    const std::uint8_t* wr = w + r * w_stride;
-    switch (nc) {
-      case 1:
-        row_x_cols<Block, 1>(wr, nb, x, x_stride, y + r, ldy);
-        break;
-      case 2:
-        row_x_cols<Block, 2>(wr, nb, x, x_stride, y + r, ldy);
-        break;
-      case 3:
-        row_x_cols<Block, 3>(wr, nb, x, x_stride, y + r, ldy);
-        break;
-      default:
-        row_x_cols<Block, 4>(wr, nb, x, x_stride, y + r, ldy);
-        break;
-    }
-  }
-}
-
 // ---- 16-bit activations ---------------------------------------------------------
 
 const ActQ16Block* act16(const std::uint8_t* x, std::size_t x_stride, int c) {
@@ -195,7 +174,6 @@ template <class Block, int NC>
 void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
                        std::size_t x_stride, float* y, std::size_t ldy) {
   constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
   __m256 acc[NC];
   float mins[NC];
   for (int c = 0; c < NC; ++c) {
@@ -210,15 +188,8 @@ void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
     [[maybe_unused]] __m256i hb;
     if constexpr (kQ5) hb = load(b->qh);
     for (int k = 0; k < 4; ++k) {
-      const __m256i q = load(b->qs + 32 * k);
-      __m256i lo = _mm256_and_si256(q, m4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-      if constexpr (kQ5) {
-        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(1)), 4));
-        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(2)), 3));
-        hb = _mm256_srli_epi16(hb, 2);
-      }
-      const __m256i w2[2] = {lo, hi};
+      __m256i w2[2];
+      unpack_k45<kQ5>(load(b->qs + 32 * k), hb, w2[0], w2[1]);
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * k + h;
         const __m256i s254 = _mm256_set1_epi16(static_cast<short>(kActQ16Base * sc[j]));
@@ -238,8 +209,6 @@ void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
 template <int NC>
 void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
                        std::size_t x_stride, float* y, std::size_t ldy) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m256i m30 = _mm256_set1_epi8(0x30);
   const __m256i off = _mm256_set1_epi8(32);
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
@@ -247,19 +216,8 @@ void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
     const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
     const float d = half_to_float(b->d);
     for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = load(b->ql + 64 * h);
-      const __m256i ql1 = load(b->ql + 64 * h + 32);
-      const __m256i qh = load(b->qh + 32 * h);
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, m4),
-                          _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
-          _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                          _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                          _mm256_and_si256(qh, m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
-      };
+      __m256i q[4];
+      unpack_q6(*b, h, q);
       for (int s = 0; s < 4; ++s) {
         const int g = 8 * h + 2 * s;  // 16-value groups g and g+1: activation block 4h + s
         const __m256i qs = _mm256_sub_epi8(q[s], off);  // q - 32 in [-32, 31]
@@ -285,35 +243,43 @@ void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
   for (int c = 0; c < NC; ++c) y[c * ldy] = hsum(acc[c]);
 }
 
-template <class Block, int NC>
-void row_x_cols_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x,
-                   std::size_t x_stride, float* y, std::size_t ldy) {
-  if constexpr (std::is_same_v<Block, BlockQ6_K>) {
+// ---- tiles ---------------------------------------------------------------------
+
+// One weight row against NC activation rows, in the activation format kA16
+// says (ActQ16Block) or Q8_K.
+template <class Block, int NC, bool kA16>
+void row_x_cols(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x, std::size_t x_stride,
+                float* y, std::size_t ldy) {
+  constexpr bool kQ6 = std::is_same_v<Block, BlockQ6_K>;
+  if constexpr (kQ6 && kA16) {
     row_x_cols_q6k_16<NC>(w, nb, x, x_stride, y, ldy);
-  } else {
+  } else if constexpr (kQ6) {
+    row_x_cols_q6k<NC>(w, nb, x, x_stride, y, ldy);
+  } else if constexpr (kA16) {
     row_x_cols_k45_16<Block, NC>(w, nb, x, x_stride, y, ldy);
+  } else {
+    row_x_cols_k45<Block, NC>(w, nb, x, x_stride, y, ldy);
   }
 }
 
-template <class Block>
-void tile16(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
-            const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
-            std::size_t ldy) {
+template <class Block, bool kA16>
+void tile(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
+          const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy) {
   const std::size_t nb = cols / quant::kQK_K;
   for (std::size_t r = 0; r < nr; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     switch (nc) {
       case 1:
-        row_x_cols_16<Block, 1>(wr, nb, x, x_stride, y + r, ldy);
+        row_x_cols<Block, 1, kA16>(wr, nb, x, x_stride, y + r, ldy);
         break;
       case 2:
-        row_x_cols_16<Block, 2>(wr, nb, x, x_stride, y + r, ldy);
+        row_x_cols<Block, 2, kA16>(wr, nb, x, x_stride, y + r, ldy);
         break;
       case 3:
-        row_x_cols_16<Block, 3>(wr, nb, x, x_stride, y + r, ldy);
+        row_x_cols<Block, 3, kA16>(wr, nb, x, x_stride, y + r, ldy);
         break;
       default:
-        row_x_cols_16<Block, 4>(wr, nb, x, x_stride, y + r, ldy);
+        row_x_cols<Block, 4, kA16>(wr, nb, x, x_stride, y + r, ldy);
         break;
     }
   }
@@ -321,12 +287,12 @@ void tile16(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::si
 
 }  // namespace
 
-const GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ4_K>};
-const GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ5_K>};
-const GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ6_K>};
-const GemmKernel kQ4_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ4_K>};
-const GemmKernel kQ5_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ5_K>};
-const GemmKernel kQ6_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile16<BlockQ6_K>};
+const GemmKernel kQ4_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ4_K, false>};
+const GemmKernel kQ5_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ5_K, false>};
+const GemmKernel kQ6_K{ActFormat::kQ8_K, quantize_row_q8_k, tile<BlockQ6_K, false>};
+const GemmKernel kQ4_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile<BlockQ4_K, true>};
+const GemmKernel kQ5_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile<BlockQ5_K, true>};
+const GemmKernel kQ6_K16{ActFormat::kQ16_32, quantize_row_q16_32, tile<BlockQ6_K, true>};
 
 }  // namespace folio::kernels::cpu::avx2
 FOLIO_AVX2_END

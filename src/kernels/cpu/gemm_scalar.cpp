@@ -128,7 +128,7 @@ float row_dot_k(const std::uint8_t* w, const quant::BlockQ8_K* x, std::size_t nb
 // groups, then d_x * (d * sum sc * S - dmin * sum mn * B) in f32. int64: a
 // Q6_K group of 16 reaches 32 * 32258 * 16 * 127 ~ 2^31.
 template <class Block>
-float row_dot_k16(const std::uint8_t* w, const ActQ16Block* x, std::size_t nb) {
+float row_dot_k(const std::uint8_t* w, const ActQ16Block* x, std::size_t nb) {
   float acc = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
     KUnpacked u;
@@ -191,28 +191,16 @@ void tile_32(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::s
   }
 }
 
-template <class Block>
+// Act: quant::BlockQ8_K (8-bit) or ActQ16Block (16-bit) activations; row_dot_k
+// has an overload for each.
+template <class Block, class Act>
 void tile_k(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
             const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
             std::size_t ldy) {
   for (std::size_t r = 0; r < nr; ++r) {
     for (std::size_t c = 0; c < nc; ++c) {
-      y[c * ldy + r] = row_dot_k<Block>(w + r * w_stride,
-                                        reinterpret_cast<const quant::BlockQ8_K*>(x + c * x_stride),
-                                        cols / quant::kQK_K);
-    }
-  }
-}
-
-template <class Block>
-void tile_k16(const std::uint8_t* w, std::size_t w_stride, std::size_t nr, std::size_t cols,
-              const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
-              std::size_t ldy) {
-  for (std::size_t r = 0; r < nr; ++r) {
-    for (std::size_t c = 0; c < nc; ++c) {
-      y[c * ldy + r] = row_dot_k16<Block>(w + r * w_stride,
-                                          reinterpret_cast<const ActQ16Block*>(x + c * x_stride),
-                                          cols / quant::kQK_K);
+      y[c * ldy + r] = row_dot_k<Block>(
+          w + r * w_stride, reinterpret_cast<const Act*>(x + c * x_stride), cols / quant::kQK_K);
     }
   }
 }
@@ -241,9 +229,9 @@ const GemmKernel* kernel_32(ActivationBits bits) {
   return bits == ActivationBits::k8 ? &k8_32<Block> : &k16_32<Block>;
 }
 template <class Block>
-constexpr GemmKernel k8_k{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<Block>};
+constexpr GemmKernel k8_k{ActFormat::kQ8_K, quantize_row_q8_k, tile_k<Block, quant::BlockQ8_K>};
 template <class Block>
-constexpr GemmKernel k16_k{ActFormat::kQ16_32, quantize_row_q16_32, tile_k16<Block>};
+constexpr GemmKernel k16_k{ActFormat::kQ16_32, quantize_row_q16_32, tile_k<Block, ActQ16Block>};
 
 // The kernel of a k-quant for the chosen activation width.
 template <class Block>
