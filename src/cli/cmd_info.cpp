@@ -229,6 +229,9 @@ Json load_json(const gguf::GgufFile& f) {
     const kernels::Isa isa = kernels::active_isa();
     return {{"seconds", seconds},
             {"isa", std::string(kernels::isa_name(isa))},
+            {"isa_detected", std::string(kernels::isa_name(kernels::detected_isa()))},
+            {"cpu_features", kernels::cpu_feature_summary()},
+            {"kernels", std::string(kernels::matmul_kernels(isa))},
             {"repacked_matrices", m.repacked()},
             {"repacked_bytes", m.repacked_bytes()},
             {"layout", m.repacked() > 0 ? "8-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0)" : "none"}};
@@ -411,6 +414,15 @@ void print_text(const Json& r) {
 
   if (r.contains("load")) {
     const Json& l = r["load"];
+    if (l.contains("isa")) {
+      const std::string level =
+          l["isa"] == l["isa_detected"]
+              ? "the best level of this CPU"
+              : "capped by FOLIO_ISA; the CPU supports " + l["isa_detected"].get<std::string>();
+      std::printf("kernels:    %s (%s; CPU features: %s)\n",
+                  l["kernels"].get<std::string>().c_str(), level.c_str(),
+                  l["cpu_features"].get<std::string>().c_str());
+    }
     if (l.contains("error")) {
       std::printf("load:       fails: %s\n", l["error"].get<std::string>().c_str());
     } else if (l["repacked_matrices"].get<std::uint64_t>() == 0) {

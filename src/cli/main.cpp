@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "kernels/cpu_features.h"
 
 namespace {
 
 int run(int argc, char** argv) {
+  folio::kernels::configure_isa_from_env();  // FOLIO_ISA: a bad value is an error here
   CLI::App app{"folio: a fast LLM inference engine and OpenAI-compatible server"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "folio 0.1.0");

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/fp16.h"
 #include "kernels/cpu/attention_prims.h"
+#include "kernels/cpu/dispatch.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
 
@@ -123,9 +124,7 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
       attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
     return;
   }
-  const cpu::AttentionPrims& prims = active_isa() == Isa::kAvx2
-                                         ? cpu::avx2_attention_prims(shape.kv_dtype)
-                                         : cpu::scalar_attention_prims(shape.kv_dtype);
+  const cpu::AttentionPrims& prims = cpu::attention_prims(active_isa(), shape.kv_dtype);
   const std::size_t group = shape.n_heads / shape.n_kv_heads;
   const std::size_t head_bytes = kv_head_bytes(shape.kv_dtype, hd);
   const std::size_t row = shape.n_kv_heads * head_bytes;  // bytes per token

@@ -1,24 +1,51 @@
 // kernels/cpu_features.h: which instruction-set level the fast kernels use.
 //
-// Detected once from CPUID (AVX2 needs AVX2 + FMA + F16C and OS support for
-// the YMM state); every dispatcher asks active_isa(). Tests may force a lower
-// level with IsaOverride to exercise the scalar fallback on an AVX2 machine.
+// The levels are ordered; each includes the ones below it:
+//   scalar  portable C++ (the fallback on every CPU)
+//   avx2    AVX2 + FMA + F16C
+//   avx512  AVX-512 F/BW/DQ/VL + VNNI (Ice Lake, Zen 4, Sapphire Rapids): the
+//           512-bit integer dot products vpdpwssd / vpdpbusd
+//   amx     avx512 plus AMX-TILE + AMX-INT8 with the OS's permission to use
+//           the tile state (Sapphire Rapids and later)
+// Detected once from CPUID and XGETBV (OS support for the YMM/ZMM/tile state).
+// FOLIO_ISA=scalar|avx2|avx512|amx in the environment caps the level for the
+// whole process (configure_isa_from_env(), called by the CLI at start-up), so
+// one machine can A/B the levels; tests force lower levels with IsaOverride.
+// Every level computes bit-identical results for the integer kernels
+// (cpu/dispatch.h picks the kernels of a level, falling back level by level).
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace folio::kernels {
 
-enum class Isa { kScalar, kAvx2 };
+enum class Isa { kScalar, kAvx2, kAvx512, kAmx };
 
-// What this CPU supports (computed once, thread-safe).
+inline constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx};
+
+// What this CPU (and OS) supports (computed once, thread-safe).
 Isa detected_isa();
 
-// What the kernels use now: detected_isa(), unless an override is active.
+// What the kernels use now: detected_isa() capped by FOLIO_ISA, unless an
+// IsaOverride is active.
 Isa active_isa();
 
 std::string_view isa_name(Isa isa);
+
+// "scalar" / "avx2" / "avx512" / "amx"; throws folio::Error naming the
+// accepted values for anything else.
+Isa parse_isa(std::string_view name);
+
+// Reads FOLIO_ISA (when set) and caps active_isa() at it. Throws folio::Error
+// for an unknown name or a level this CPU does not support (naming what it
+// does support), so a forced level is never silently replaced.
+void configure_isa_from_env();
+
+// The CPU's extra features below or beside the chosen level that folio
+// reports (e.g. "avx512_bf16"), space-separated; empty when none.
+std::string cpu_feature_summary();
 
 // Test hook: forces `isa` (clamped to what the CPU supports) while alive.
 // Not thread-safe against concurrent kernel calls; tests only.

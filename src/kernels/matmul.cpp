@@ -10,8 +10,10 @@
 //      kernel for groups of kMaxTileCols activation rows, which unpacks each
 //      weight block once for the whole group.
 // Types with a panel kernel (cpu/gemm_avx2_panel.cpp) are repacked at prepare
-// time when AVX2 is active, and then run matmul_panels instead of step 3:
-// each thread owns a run of 8-row panels and walks X in the same chunks.
+// time when AVX2 or higher is active, and then run matmul_panels instead of
+// step 3: each thread owns a run of 8-row panels (pairs of them for the
+// AVX-512 kernels) and walks X in the same chunks. Which kernel runs at which
+// ISA level is cpu/dispatch.cpp's table.
 // When the ISA is forced lower later (tests), the scalar tiles read the
 // untouched GGUF bytes (file_bytes()).
 #include "kernels/matmul.h"
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/dispatch.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu_features.h"
 #include "quant/traits.h"
@@ -33,14 +36,11 @@ constexpr std::size_t kRowTile = 16;   // weight rows per tile call (L1-resident
 constexpr std::size_t kActChunk = 64;  // activation rows per pass (L2-resident)
 
 const cpu::GemmKernel* select_kernel(gguf::TensorType type, ActivationBits bits) {
-  if (active_isa() == Isa::kAvx2) {
-    if (const cpu::GemmKernel* k = cpu::avx2_gemm_kernel(type, bits)) return k;
-  }
-  return cpu::scalar_gemm_kernel(type, bits);
+  return cpu::gemm_kernel(active_isa(), type, bits);
 }
 
 const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type, ActivationBits bits) {
-  return active_isa() == Isa::kAvx2 ? cpu::avx2_panel_kernel(type, bits) : nullptr;
+  return cpu::panel_kernel(active_isa(), type, bits);
 }
 
 // Per-calling-thread scratch for quantized activations: grows to the largest
@@ -121,16 +121,27 @@ void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float
   const std::size_t panel_stride = cols / k.block_elems * k.group_bytes;
   const std::size_t panels = (rows + cpu::kPanelRows - 1) / cpu::kPanelRows;
   const std::uint8_t* wb = w.bytes().data();
-  pool.parallel_for(panels, [&](std::size_t pb, std::size_t pe, int) {
+  // With a two-panel kernel, threads take pairs of panels (a thread's last
+  // panel may run alone: the results are the same either way).
+  const std::size_t step = k.pair != nullptr ? 2 : 1;
+  pool.parallel_for((panels + step - 1) / step, [&](std::size_t qb, std::size_t qe, int) {
+    const std::size_t pb = qb * step, pe = std::min(panels, qe * step);
     for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
       const std::size_t c1 = std::min(n, c0 + kActChunk);
-      for (std::size_t p = pb; p < pe; ++p) {
+      for (std::size_t p = pb; p < pe; p += step) {
         const std::size_t r0 = p * cpu::kPanelRows;
-        const std::size_t nr = std::min(cpu::kPanelRows, rows - r0);
-        for (std::size_t c = c0; c < c1; c += cpu::kMaxTileCols) {
-          const std::size_t nc = std::min(cpu::kMaxTileCols, c1 - c);
-          k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc, y + c * rows + r0,
-                  rows, nr);
+        const bool two = step == 2 && p + 1 < pe;
+        const std::size_t nr = std::min(two ? 2 * cpu::kPanelRows : cpu::kPanelRows, rows - r0);
+        const std::size_t wide = two ? k.pair_cols : cpu::kMaxTileCols;
+        for (std::size_t c = c0; c < c1; c += wide) {
+          const std::size_t nc = std::min(wide, c1 - c);
+          if (two) {
+            k.pair(wb + p * panel_stride, panel_stride, cols, xa + c * x_stride, x_stride, nc,
+                   y + c * rows + r0, rows, nr);
+          } else {
+            k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc, y + c * rows + r0,
+                    rows, nr);
+          }
         }
       }
     }
@@ -138,6 +149,10 @@ void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float
 }
 
 }  // namespace
+
+std::string_view matmul_kernels(Isa isa) {
+  return cpu::gemm_kernel_summary(isa);
+}
 
 void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool,
             ActivationBits bits) {

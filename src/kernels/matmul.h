@@ -18,8 +18,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "gguf/tensor_type.h"
+#include "kernels/cpu_features.h"
 #include "kernels/thread_pool.h"
 
 namespace folio::kernels {
@@ -71,6 +73,10 @@ ActivationBits parse_activation_bits(int bits);
 // Fast path: SIMD kernels chosen once from CPUID (scalar fallback everywhere).
 void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool,
             ActivationBits bits = ActivationBits::k16);
+
+// The matmul kernel families that run at `isa` (for folio info), e.g.
+// "avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 ...".
+std::string_view matmul_kernels(Isa isa);
 
 // Reference path: exact dequantization (quant/), f32 products with f64 accumulation.
 void matmul_ref(const WeightMatrix& w, const float* x, std::size_t n, float* y);

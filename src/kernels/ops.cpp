@@ -1,4 +1,4 @@
-// kernels/ops.cpp: dispatch of the element-wise ops (AVX2 when CPUID allows)
+// kernels/ops.cpp: dispatch of the element-wise ops (AVX2 at every SIMD level)
 // and their portable fallbacks, plus RoPE angle computation.
 #include "kernels/ops.h"
 
@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/dispatch.h"
 #include "kernels/cpu/ops_avx2.h"
 #include "kernels/cpu_features.h"
 
@@ -13,7 +14,7 @@ namespace folio::kernels {
 
 namespace {
 bool use_avx2() {
-  return active_isa() == Isa::kAvx2;
+  return cpu::simd_ops(active_isa());
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
-// tests/kernels/matmul_test.cpp: every weight type's fast matmul (AVX2 and the
-// forced scalar fallback) against matmul_ref (exact dequantization, f64 sums),
+// tests/kernels/matmul_test.cpp: every weight type's fast matmul (at every
+// instruction-set level the host supports, down to the forced scalar
+// fallback) against matmul_ref (exact dequantization, f64 sums),
 // with 16-bit (default) and 8-bit activations for every quantized type.
 //
 // Two checks per output:
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "isa_levels.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu_features.h"
@@ -132,27 +134,39 @@ struct Case {
   }
 };
 
+// Every level this host supports is run (forced with IsaOverride on the one
+// matrix prepared at the detected level): each must be within the bounds, and
+// the SIMD levels must agree bit for bit (they share the repacked layout and
+// their integer sums are exact).
 void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
   const auto bytes = testing::random_weights(k.type, k.rows, k.cols, rng);
   const WeightMatrix w = WeightMatrix::prepare(k.type, bytes, k.rows, k.cols);
   const auto x = testing::random_activations(k.n * k.cols, rng);
   const auto xq = quantized_activations(k.type, k.bits, x);
-  std::vector<float> ref(k.n * k.rows), ref_q(k.n * k.rows), fast(k.n * k.rows),
-      scalar(k.n * k.rows);
+  std::vector<float> ref(k.n * k.rows), ref_q(k.n * k.rows), fast(k.n * k.rows), simd(k.n * k.rows);
   matmul_ref(w, x.data(), k.n, ref.data());
   matmul_ref(w, xq.data(), k.n, ref_q.data());
-  matmul(w, x.data(), k.n, fast.data(), pool, k.bits);
-  {
-    IsaOverride force(Isa::kScalar);
-    matmul(w, x.data(), k.n, scalar.data(), pool, k.bits);
-  }
   const auto tol = tolerances(w, k.bits, x, k.n);
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << k.str() << " fast, output " << i;
-    ASSERT_LE(std::fabs(scalar[i] - ref_q[i]), tol.rounding[i])
-        << k.str() << " scalar, output " << i;
-    ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i])
-        << k.str() << " fast vs exact, output " << i;
+  bool have_simd = false;
+  for (Isa isa : testing::supported_isas()) {
+    {
+      IsaOverride force(isa);
+      matmul(w, x.data(), k.n, fast.data(), pool, k.bits);
+    }
+    const std::string what = k.str() + " " + std::string(isa_name(isa));
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << what << ", output " << i;
+      ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i]) << what << " vs exact, output " << i;
+    }
+    if (isa == Isa::kScalar) continue;
+    if (!have_simd) {
+      simd = fast;
+      have_simd = true;
+    } else {
+      // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit-identical floats wanted
+      ASSERT_EQ(0, std::memcmp(simd.data(), fast.data(), fast.size() * sizeof(float)))
+          << what << " differs from avx2";
+    }
   }
 }
 
@@ -162,7 +176,8 @@ TEST(Matmul, EveryTypeAndShapeMatchesReference) {
   for (ActivationBits bits : kAllBits) {
     for (TensorType t : kTypes) {
       for (std::size_t cols : col_sizes(t)) {
-        for (std::size_t rows : {1, 3, 17, 34}) {
+        // 12 and 29 rows end in a partial panel inside a two-panel (AVX-512) call.
+        for (std::size_t rows : {1, 3, 12, 17, 29, 34}) {
           for (std::size_t n : {1, 2, 3, 5, 17}) check_case({t, rows, cols, n, bits}, pool, rng);
         }
       }
@@ -201,7 +216,7 @@ TEST(Matmul, SixteenBitActivationsAreTheDefaultAndMoreAccurate) {
 // one (the scalar fallback and the panel kernels then see the same x^), also
 // for all-zero blocks, exact rounding ties and the largest magnitudes.
 TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
-  if (detected_isa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  if (detected_isa() < Isa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(11);
   std::vector<float> x = testing::random_activations(32 * 64, rng);
   std::fill(x.begin(), x.begin() + 32, 0.0f);
@@ -257,13 +272,7 @@ TEST(Matmul, ToleranceCatchesAWrongBlock) {
   }
 }
 
-// Greedy decoding must not depend on the batch: row c of a batched product is
-// bit-identical to the product of that row alone, with any thread count.
-// n = 67 spans more than one activation chunk and a partial 4-row tile; 37
-// rows end in a partial 8-row panel for the repacked types.
-TEST(Matmul, BatchAndThreadInvariant) {
-  ThreadPool pool1(1), pool2(2);
-  std::mt19937 rng(99);
+void batch_and_thread_invariant(ThreadPool& pool1, ThreadPool& pool2, std::mt19937& rng) {
   for (ActivationBits bits : kAllBits) {
     for (TensorType t : kTypes) {
       const std::size_t rows = 37, cols = col_sizes(t).back(), n = 67;
@@ -272,7 +281,7 @@ TEST(Matmul, BatchAndThreadInvariant) {
       const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 ||
                               t == TensorType::Q5_0 || t == TensorType::Q5_1 ||
                               t == TensorType::Q8_0;
-      if (panel_type && detected_isa() == Isa::kAvx2) {
+      if (panel_type && active_isa() >= Isa::kAvx2) {
         EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
       }
       const auto x = testing::random_activations(n * cols, rng);
@@ -288,6 +297,21 @@ TEST(Matmul, BatchAndThreadInvariant) {
             << quant::traits(t).name << " row " << c;
       }
     }
+  }
+}
+
+// Greedy decoding must not depend on the batch: row c of a batched product is
+// bit-identical to the product of that row alone, with any thread count.
+// n = 67 spans more than one activation chunk and a partial 4-row tile; 37
+// rows end in a partial 8-row panel for the repacked types (after two
+// two-panel calls at the AVX-512 level). At every level the host supports.
+TEST(Matmul, BatchAndThreadInvariant) {
+  ThreadPool pool1(1), pool2(2);
+  std::mt19937 rng(99);
+  for (Isa isa : testing::supported_isas()) {
+    IsaOverride force(isa);
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    batch_and_thread_invariant(pool1, pool2, rng);
   }
 }
 

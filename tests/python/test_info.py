@@ -140,21 +140,57 @@ def test_smollm2_figures():
 
 
 def test_load_reports_the_repacked_matrices():
-    # With AVX2 every 2-D tensor of a type with a panel layout is repacked at load (the tied
-    # token embedding too: it is also the output head), and panels are as large as the
-    # file's bytes when the row count is a multiple of 8 (true for every SmolLM2 matrix).
+    # At every SIMD level every 2-D tensor of a type with a panel layout is repacked at load
+    # (the tied token embedding too: it is also the output head), into one layout shared by
+    # the levels, and panels are as large as the file's bytes when the row count is a
+    # multiple of 8 (true for every SmolLM2 matrix).
     path = model("smollm2")
     load = folio_json(path)["load"]
     panel_types = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"}
     expected = [t for t in GGUFReader(path).tensors
                 if t.tensor_type.name in panel_types and len(t.shape) == 2]
     assert load["seconds"] > 0
-    if load["isa"] == "avx2":
+    assert load["isa"] == load["isa_detected"]
+    if load["isa"] != "scalar":
         assert load["repacked_matrices"] == len(expected) == 211
         assert load["repacked_bytes"] == sum(int(t.n_bytes) for t in expected)
+        assert "matrices repacked into 8-row panels" in folio_info(path)
     else:
         assert load["repacked_matrices"] == 0
-    assert "matrices repacked into 8-row panels" in folio_info(path) or load["isa"] != "avx2"
+
+
+def folio_env(path, isa, *args):
+    env = dict(os.environ, FOLIO_ISA=isa)
+    return subprocess.run([FOLIO, "info", str(path), *args], capture_output=True, text=True,
+                          env=env)
+
+
+def test_folio_isa_caps_the_kernel_level():
+    # FOLIO_ISA=scalar runs the portable kernels on any CPU: nothing is repacked, and the
+    # text names the cap and what the CPU supports.
+    path = model("smollm2")
+    detected = folio_json(path)["load"]["isa_detected"]
+    out = folio_env(path, "scalar", "--json")
+    assert out.returncode == 0, out.stderr
+    load = json.loads(out.stdout)["load"]
+    assert load["isa"] == "scalar" and load["isa_detected"] == detected
+    assert load["repacked_matrices"] == 0 and load["kernels"] == "scalar tiles"
+    text = folio_env(path, "scalar").stdout
+    if detected != "scalar":
+        assert f"capped by FOLIO_ISA; the CPU supports {detected}" in text
+
+
+def test_folio_isa_refuses_unknown_and_unsupported_levels():
+    path = model("smollm2")
+    out = folio_env(path, "avx9")
+    assert out.returncode == 1
+    assert "instruction set 'avx9': expected one of scalar, avx2, avx512, amx" in out.stderr
+    levels = ["scalar", "avx2", "avx512", "amx"]
+    detected = folio_json(path)["load"]["isa_detected"]
+    for above in levels[levels.index(detected) + 1:]:
+        out = folio_env(path, above)
+        assert out.returncode == 1
+        assert f"this CPU supports at most {detected}" in out.stderr
 
 
 def test_load_of_an_unsupported_architecture_is_reported(tmp_path):

@@ -41,29 +41,11 @@
 #include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu/panel_layout.h"
 
 namespace folio::kernels::cpu {
 
 namespace {
-
-// Q4_0: d + 16 nibble bytes; Q4_1: d, m + 16; Q8_0: d + 32 bytes.
-template <int kScalesN, int kQuantBytesN, int kHbitsN = 0>
-struct Legacy {
-  static constexpr int kScales = kScalesN;          // fp16 values per block (d, m)
-  static constexpr int kHbits = kHbitsN;            // bytes of 5th bits per block
-  static constexpr int kQuantBytes = kQuantBytesN;  // nibble or byte quants per block
-  static constexpr std::size_t kBlockBytes = 2 * kScales + kHbits + kQuantBytes;
-  static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
-  static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
-  static constexpr std::size_t kQuantOffset = kScaleBytes + kPanelRows * kHbits;
-};
-using FmtQ4_0 = Legacy<1, 16>;
-using FmtQ4_1 = Legacy<2, 16>;
-using FmtQ8_0 = Legacy<1, 32>;
-
-// Q5_0: d, qh[4], 16 nibble bytes; Q5_1: d, m, qh[4], 16 nibble bytes.
-using FmtQ5_0 = Legacy<1, 16, 4>;
-using FmtQ5_1 = Legacy<2, 16, 4>;
 
 // Row r's qh word (bit j = element j's 5th bit) regrouped by chunk as in the
 // hbits layout above.

@@ -125,6 +125,17 @@ using PanelFn = void (*)(const std::uint8_t* panel, std::size_t cols, const std:
                          std::size_t x_stride, std::size_t nc, float* y, std::size_t ldy,
                          std::size_t nr);
 
+// Two consecutive panels at once (the 512-bit kernels: one 32-bit lane per
+// row of 16, and 32 registers, so up to kMaxPairCols activation rows per
+// call): panel p at `panel`, panel p + 1 at `panel + panel_stride`;
+// y[c * ldy + r] for r < nr (kPanelRows < nr <= 2 * kPanelRows), c < nc.
+// Per lane the same operations as the one-panel kernel, so the results are
+// bit-identical to it.
+inline constexpr std::size_t kMaxPairCols = 8;
+using PanelPairFn = void (*)(const std::uint8_t* panel, std::size_t panel_stride, std::size_t cols,
+                             const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
+                             std::size_t ldy, std::size_t nr);
+
 struct PanelKernel {
   ActFormat act;
   QuantizeRowFn quantize;
@@ -132,12 +143,17 @@ struct PanelKernel {
   std::size_t group_bytes;  // bytes of one block of all kPanelRows rows
   RepackFn repack;
   PanelFn panel;
+  PanelPairFn pair = nullptr;  // null: one panel per call
+  std::size_t pair_cols = 0;   // activation rows per pair call (<= kMaxPairCols)
 };
 
 // The AVX2 panel kernel of `type`, or nullptr when the type has none. Both
 // activation widths share one repacked layout, so `bits` may change between
-// prepare() and matmul().
+// prepare() and matmul(); every ISA level shares it too.
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits);
+// The AVX-512 VNNI panel kernel (one-panel calls are the AVX2 kernel's), or
+// nullptr when the type has none at that level (gemm_avx512_panel.cpp).
+const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits);
 
 // Bytes of the repacked form of a rows x cols matrix.
 inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, std::size_t cols) {

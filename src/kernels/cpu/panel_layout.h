@@ -1,0 +1,31 @@
+// kernels/cpu/panel_layout.h: the byte layout of one panel group of the
+// 32-value block formats (internal; the layout itself is described at the top
+// of gemm_avx2_panel.cpp, which repacks into it). Shared by every ISA's panel
+// kernels: there is one repacked layout per weight type.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/cpu/gemm_kernel.h"
+
+namespace folio::kernels::cpu {
+
+// Q4_0: d + 16 nibble bytes; Q4_1: d, m + 16; Q8_0: d + 32 bytes;
+// Q5_0: d, qh[4], 16 nibble bytes; Q5_1: d, m, qh[4], 16 nibble bytes.
+template <int kScalesN, int kQuantBytesN, int kHbitsN = 0>
+struct PanelLayout {
+  static constexpr int kScales = kScalesN;          // fp16 values per block (d, m)
+  static constexpr int kHbits = kHbitsN;            // bytes of 5th bits per block
+  static constexpr int kQuantBytes = kQuantBytesN;  // nibble or byte quants per block
+  static constexpr std::size_t kBlockBytes = 2 * kScales + kHbits + kQuantBytes;
+  static constexpr std::size_t kGroupBytes = kPanelRows * kBlockBytes;
+  static constexpr std::size_t kScaleBytes = kPanelRows * 2 * kScales;
+  static constexpr std::size_t kQuantOffset = kScaleBytes + kPanelRows * kHbits;
+};
+using FmtQ4_0 = PanelLayout<1, 16>;
+using FmtQ4_1 = PanelLayout<2, 16>;
+using FmtQ8_0 = PanelLayout<1, 32>;
+using FmtQ5_0 = PanelLayout<1, 16, 4>;
+using FmtQ5_1 = PanelLayout<2, 16, 4>;
+
+}  // namespace folio::kernels::cpu
