@@ -13,13 +13,14 @@
 // ".../act8", with 8-bit ones (ActivationBits::k8), to show the cost of the
 // higher precision in the same run.
 //
-// Run: build/<dir>/bench/kernels_bench [--benchmark_filter=Q4_1]
+// Run: [FOLIO_ISA=avx2] build/<dir>/bench/kernels_bench [--benchmark_filter=Q4_1]
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 #include "quant/traits.h"
@@ -102,6 +103,8 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  configure_isa_from_env();  // FOLIO_ISA=avx2 etc. to A/B the levels on one machine
+  benchmark::AddCustomContext("folio_isa", std::string(isa_name(active_isa())));
   register_all();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

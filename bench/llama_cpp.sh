@@ -16,6 +16,12 @@
 #   LLAMA_CPP_SPEC            0 skips llama-speculative and llama-lookup, the speculative-decoding
 #                             examples bench/spec_decode.sh compares with (default 1)
 #   PIP                       pip to use (default: the project venv's pip, else pip3)
+#   LLAMA_CPP_FLAVOR          "native" (default: GGML_NATIVE, every ISA extension of the host,
+#                             AMX included) or "noamx" (the same AVX-512 extensions with AMX off,
+#                             into bench/.work/llama.cpp-build-noamx): on a host where llama.cpp's
+#                             AMX path fails (seen: a segfault in ggml_backend_amx_mul_mat on a
+#                             KVM Xeon at 0c1e570), its best working configuration is this build
+#                             with its repacked (CPU_REPACK) weights
 set -euo pipefail
 
 # Pinned: llama-cpp-python 0.3.36 vendors llama.cpp 0c1e57098bba (2026-10-01). Bump deliberately
@@ -28,7 +34,16 @@ WORK="$ROOT/bench/.work"
 SDIST_DIR="$WORK/sdist"
 SRC_PARENT="$WORK/llama_cpp_python-$VERSION"
 SRC="$SRC_PARENT/vendor/llama.cpp"
-BUILD="$WORK/llama.cpp-build"
+FLAVOR="${LLAMA_CPP_FLAVOR:-native}"
+case "$FLAVOR" in
+    native) BUILD="$WORK/llama.cpp-build"; ISA_ARGS=(-DGGML_NATIVE=ON) ;;
+    noamx)  BUILD="$WORK/llama.cpp-build-noamx"
+            ISA_ARGS=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+                      -DGGML_BMI2=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON
+                      -DGGML_AVX512_BF16=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF
+                      -DGGML_AMX_BF16=OFF) ;;
+    *) echo "[llama_cpp.sh] LLAMA_CPP_FLAVOR=$FLAVOR: expected native or noamx" >&2; exit 2 ;;
+esac
 # Built in two rounds so the benchmark tools are usable before the slow server/CLI finish.
 CORE_TARGETS=(llama-bench llama-batched-bench llama-quantize)
 EXTRA_TARGETS=(llama-server llama-cli)
@@ -75,6 +90,7 @@ record_version() {
         echo "llama.cpp commit $commit"
         echo "llama.cpp commit date $date"
         echo "llama.cpp commit subject $subject"
+        echo "flavor $FLAVOR (${ISA_ARGS[*]})"
         echo "compiler $(${CXX:-c++} --version | head -n1)"
         echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
     } >"$BUILD/VERSION.txt"
@@ -88,14 +104,14 @@ configure() {
         log "already configured: $BUILD"
         return
     fi
-    log "configuring (Release, GGML_NATIVE=ON, static, no network features) ..."
+    log "configuring (Release, $FLAVOR ISA flags: ${ISA_ARGS[*]}, static, no network features) ..."
     # LLAMA_CURL is deprecated upstream (HTTPS now goes through LLAMA_OPENSSL); both off since
     # nothing is downloaded at run time. The server's prebuilt web UI would be fetched from a
     # hub at build time, so it is disabled too.
     cmake -S "$SRC" -B "$BUILD" -G Ninja \
         -DCMAKE_BUILD_TYPE=Release \
         -DBUILD_SHARED_LIBS=OFF \
-        -DGGML_NATIVE=ON \
+        "${ISA_ARGS[@]}" \
         -DLLAMA_CURL=OFF \
         -DLLAMA_OPENSSL=OFF \
         -DLLAMA_BUILD_TESTS=OFF \

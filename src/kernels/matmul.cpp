@@ -32,8 +32,10 @@ namespace folio::kernels {
 
 namespace {
 
-constexpr std::size_t kRowTile = 16;   // weight rows per tile call (L1-resident)
-constexpr std::size_t kActChunk = 64;  // activation rows per pass (L2-resident)
+constexpr std::size_t kRowTile = 16;                // weight rows per tile call (L1-resident)
+constexpr std::size_t kActChunk = 64;               // activation rows per pass (L2-resident)
+constexpr std::size_t kAmxChunk = 256;              // activation rows per pass of the AMX tiles
+constexpr std::size_t kAmxMinRows = cpu::kAmxRows;  // fewer: the panel kernels
 
 const cpu::GemmKernel* select_kernel(gguf::TensorType type, ActivationBits bits) {
   return cpu::gemm_kernel(active_isa(), type, bits);
@@ -148,6 +150,48 @@ void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float
   });
 }
 
+// Prefill with AMX tiles: the first n rounded down to kAmxRows activation
+// rows run as tiles, threads owning runs of panel pairs (kAmxChunk
+// activation rows at a time, so they stay in L2 while the pair's unpacked
+// weights are reused); the rest run the panel kernels. Every kernel gives the
+// same bits, so where the split falls does not matter.
+void matmul_amx(const cpu::AmxKernel& a, const cpu::PanelKernel& pk, const WeightMatrix& w,
+                const float* x, std::size_t n, float* y, ThreadPool& pool) {
+  const std::size_t rows = w.rows(), cols = w.cols(), nb = cols / 32;
+  const std::size_t m = n / cpu::kAmxRows * cpu::kAmxRows;
+  const std::size_t x_stride = cpu::act_row_bytes(a.act, cols);
+  const std::uint8_t* xa = prepare_activations(a.quantize, x, m, cols, x_stride, pool);
+  const std::size_t group = nb * a.tile_block_bytes;  // 16 regrouped rows
+  // The calling thread's buffer (a thread_local named inside the lambdas
+  // would be each worker's own).
+  thread_local std::vector<std::uint8_t> tiles;
+  if (tiles.size() < m / cpu::kAmxRows * group) tiles.resize(m / cpu::kAmxRows * group);
+  std::uint8_t* const xt = tiles.data();
+  pool.parallel_for(m / cpu::kAmxRows, [&](std::size_t gb, std::size_t ge, int) {
+    for (std::size_t g = gb; g < ge; ++g) {
+      a.regroup(xa + g * cpu::kAmxRows * x_stride, x_stride, nb, xt + g * group);
+    }
+  });
+  const std::size_t panel_stride = nb * a.group_bytes;
+  const std::size_t panels = (rows + cpu::kPanelRows - 1) / cpu::kPanelRows;
+  const std::uint8_t* wb = w.bytes().data();
+  pool.parallel_for((panels + 1) / 2, [&](std::size_t qb, std::size_t qe, int) {
+    thread_local std::vector<std::uint8_t> scratch;
+    if (scratch.size() < cpu::amx_scratch_bytes(cols)) scratch.resize(cpu::amx_scratch_bytes(cols));
+    for (std::size_t c0 = 0; c0 < m; c0 += kAmxChunk) {
+      const std::size_t c1 = std::min(m, c0 + kAmxChunk);
+      for (std::size_t q = qb; q < qe; ++q) {
+        const std::size_t p = 2 * q, r0 = p * cpu::kPanelRows;
+        const std::uint8_t* p0 = wb + p * panel_stride;
+        const std::uint8_t* p1 = p + 1 < panels ? p0 + panel_stride : nullptr;
+        a.run(p0, p1, cols, xt + c0 / cpu::kAmxRows * group, c1 - c0, y + c0 * rows + r0, rows,
+              std::min(2 * cpu::kPanelRows, rows - r0), scratch.data());
+      }
+    }
+  });
+  if (m < n) matmul_panels(pk, w, x + m * cols, n - m, y + m * rows, pool);
+}
+
 }  // namespace
 
 std::string_view matmul_kernels(Isa isa) {
@@ -159,7 +203,12 @@ void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, Thre
   if (n == 0) return;
   if (w.repacked()) {
     if (const cpu::PanelKernel* pk = active_panel_kernel(w.type(), bits)) {
-      matmul_panels(*pk, w, x, n, y, pool);
+      const cpu::AmxKernel* a = cpu::amx_kernel(active_isa(), w.type(), bits);
+      if (a != nullptr && n >= kAmxMinRows) {
+        matmul_amx(*a, *pk, w, x, n, y, pool);
+      } else {
+        matmul_panels(*pk, w, x, n, y, pool);
+      }
       return;
     }
   }

@@ -20,6 +20,10 @@ const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits b
   return nullptr;
 }
 
+const AmxKernel* amx_kernel(Isa isa, gguf::TensorType type, ActivationBits bits) {
+  return isa >= Isa::kAmx ? amx_kernel(type, bits) : nullptr;
+}
+
 const AttentionPrims& attention_prims(Isa isa, KvDtype dtype) {
   return isa >= Isa::kAvx2 ? avx2_attention_prims(dtype) : scalar_attention_prims(dtype);
 }
@@ -31,8 +35,10 @@ const char* gemm_kernel_summary(Isa isa) {
     case Isa::kAvx2:
       return "avx2 panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) and tiles";
     case Isa::kAvx512:
-    case Isa::kAmx:
       return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 panels (Q5_0/Q5_1) and tiles";
+    case Isa::kAmx:
+      return "amx-int8 tiles for prefill and avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 "
+             "panels (Q5_0/Q5_1) and tiles";
   }
   return "unknown";
 }

@@ -22,6 +22,10 @@ const GemmKernel* gemm_kernel(Isa isa, gguf::TensorType type, ActivationBits bit
 // repacked at that level.
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits);
 
+// The AMX tile kernel of `type` (prefill rows in multiples of kAmxRows), or
+// nullptr below the amx level or for a type without one.
+const AmxKernel* amx_kernel(Isa isa, gguf::TensorType type, ActivationBits bits);
+
 const AttentionPrims& attention_prims(Isa isa, KvDtype dtype);
 
 // Whether the element-wise ops (ops.h) take their AVX2 versions.

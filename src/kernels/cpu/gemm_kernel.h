@@ -160,6 +160,38 @@ inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, st
   return (rows + kPanelRows - 1) / kPanelRows * (cols / k.block_elems) * k.group_bytes;
 }
 
+// ---- AMX tiles: 16 activation rows x 16 weight rows (gemm_amx.cpp) -------
+//
+// Over the same panels, for prefill. The activations are quantized into
+// `act` rows (ActQ16Block / ActQ8Block) and then regrouped 16 rows at a
+// time into the tile layout (`regroup`: x_stride apart in, nb blocks of
+// `tile_block_bytes` out). One `run` computes m (a multiple of kAmxRows)
+// regrouped activation rows against two consecutive panels p0, p1 (p1 null
+// for a lone last panel): y[c * ldy + r] for c < m, r < nr <= 16.
+// Bit-identical to the panel kernels. `scratch` holds amx_scratch_bytes(cols)
+// bytes (C tiles and the unpacked B tiles).
+inline constexpr std::size_t kAmxRows = 16;
+inline constexpr std::size_t kAmxCBytes = 2 * 2 * 16 * 64;  // two sets of two C tiles
+inline constexpr std::size_t kAmxBTileBytes = 8 * 64;
+inline std::size_t amx_scratch_bytes(std::size_t cols) {
+  return kAmxCBytes + cols / 32 * kAmxBTileBytes;
+}
+using AmxRegroupFn = void (*)(const std::uint8_t* x, std::size_t x_stride, std::size_t nb,
+                              std::uint8_t* out);
+using AmxPairFn = void (*)(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
+                           const std::uint8_t* x, std::size_t m, float* y, std::size_t ldy,
+                           std::size_t nr, std::uint8_t* scratch);
+struct AmxKernel {
+  ActFormat act;
+  QuantizeRowFn quantize;
+  AmxRegroupFn regroup;
+  std::size_t tile_block_bytes;  // one block of 16 regrouped activation rows
+  std::size_t group_bytes;       // of the panel layout, as PanelKernel::group_bytes
+  AmxPairFn run;
+};
+// The AMX kernel of `type`, or nullptr (call only when the CPU has AMX).
+const AmxKernel* amx_kernel(gguf::TensorType type, ActivationBits bits);
+
 // Activation quantizers (scalar); the AVX2 ones produce identical bytes.
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
