@@ -35,10 +35,10 @@ const char* gemm_kernel_summary(Isa isa) {
     case Isa::kAvx2:
       return "avx2 panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) and tiles";
     case Isa::kAvx512:
-      return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 panels (Q5_0/Q5_1) and tiles";
+      return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0), avx2 tiles";
     case Isa::kAmx:
-      return "amx-int8 tiles for prefill and avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 "
-             "panels (Q5_0/Q5_1) and tiles";
+      return "amx-int8 tiles for prefill, avx512-vnni 16-row panels "
+             "(Q4_0/Q4_1/Q5_0/Q5_1/Q8_0), avx2 tiles";
   }
   return "unknown";
 }

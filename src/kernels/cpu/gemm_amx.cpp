@@ -1,5 +1,5 @@
 // kernels/cpu/gemm_amx.cpp: AMX int8 tiles for prefill over the 8-row panels
-// of Q4_0, Q4_1 and Q8_0 (layout: panel_layout.h), two panels (16 weight
+// of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (layout: panel_layout.h), two panels (16 weight
 // rows) by 16 activation rows at a time.
 //
 // Per pair of panels the weights of every block are first unpacked into B
@@ -8,7 +8,8 @@
 // values 4*k4 .. 4*k4+3 of each of the 16 weight rows. In the panel layout
 // that is exactly one chunk of each panel side by side (Q4: chunk t's low
 // nibbles are values 4t.., its high nibbles 16+4t..; Q8_0: chunk t holds
-// values 4t..), so the unpack is two 32-byte loads, and/shift, two stores.
+// values 4t..), so the unpack is two 32-byte loads, and/shift, two stores
+// (Q5: plus the 5th bits, as in the AVX-512 kernels, which do it).
 //
 // The activations are quantized as for the panel kernels and regrouped 16
 // rows at a time so that each A tile is 512 contiguous bytes (16 rows of one
@@ -17,7 +18,7 @@
 // default stores each value q (ActQ16Block, |q| <= 32258) as two base-256
 // digits q = 256 * h + l (h signed, l unsigned) and runs two tile products
 // per block on the same B tile, combined exactly as (C_h << 8) + C_l; 8-bit
-// activations run one. Q4 nibbles are unsigned and Q8_0 bytes signed, which
+// activations run one. Q4/Q5 values are unsigned and Q8_0 bytes signed, which
 // picks among tdpbssd / tdpbsud / tdpbusd / tdpbuud.
 //
 // A block's integer sums cannot be kept across blocks (each block has its
@@ -48,6 +49,7 @@
 // See gemm_avx512_panel.cpp (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 // clang-format off
@@ -128,6 +130,10 @@ void unpack_b(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb, st
     if constexpr (Fmt::kQuantBytes == 32) {  // Q8_0
       for (int t = 0; t < 8; ++t)
         store64(out + 64 * t, load_pair(g0 + 32 * t, g1 != nullptr ? g1 + 32 * t : nullptr));
+    } else if constexpr (Fmt::kHbits != 0) {  // Q5_0, Q5_1: from the groups' starts
+      avx512::unpack_q5_tile(g0 - Fmt::kQuantOffset,
+                             g1 != nullptr ? g1 - Fmt::kQuantOffset : nullptr, Fmt::kScaleBytes,
+                             out);
     } else {
       const __m512i m4 = _mm512_set1_epi8(0x0F);
       for (int t = 0; t < 4; ++t) {
@@ -269,7 +275,7 @@ inline void store_block(std::int32_t* c) {
 // The f32 epilogue of block i for activation row R (see the top of the
 // file). Rows are expanded at compile time (constant indices), so the 16
 // accumulators stay in registers.
-template <class Act, bool kHasMin, bool kOffsetMin, std::size_t R>
+template <class Act, bool kHasMin, int kOffset, std::size_t R>
 FOLIO_INLINE void epilogue_row(__m512 d, __m512 m, const float* xd, const float* xs,
                                const std::int32_t* c, __m512 (&acc)[16]) {
   __m512i isum = _mm512_loadu_si512(c + 16 * R);
@@ -278,10 +284,10 @@ FOLIO_INLINE void epilogue_row(__m512 d, __m512 m, const float* xd, const float*
   }
   const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(xd[R]));
   acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[R]);
-  if constexpr (kHasMin || kOffsetMin) acc[R] = _mm512_fmadd_ps(m, _mm512_set1_ps(xs[R]), acc[R]);
+  if constexpr (kHasMin || kOffset != 0) acc[R] = _mm512_fmadd_ps(m, _mm512_set1_ps(xs[R]), acc[R]);
 }
 
-template <class Fmt, class Act, bool kHasMin, bool kOffsetMin, std::size_t... R>
+template <class Fmt, class Act, bool kHasMin, int kOffset, std::size_t... R>
 FOLIO_INLINE void epilogue(std::index_sequence<R...>, const std::uint8_t* g0,
                            const std::uint8_t* g1, const std::uint8_t* xb, const std::int32_t* c,
                            __m512 (&acc)[16]) {
@@ -289,10 +295,10 @@ FOLIO_INLINE void epilogue(std::index_sequence<R...>, const std::uint8_t* g0,
   const __m512 d = load_fp16_pair(g0, g1);
   __m512 m = _mm512_setzero_ps();
   if constexpr (kHasMin) m = load_fp16_pair(g0 + 16, g1 != nullptr ? g1 + 16 : nullptr);
-  if constexpr (kOffsetMin) m = _mm512_mul_ps(d, _mm512_set1_ps(-8.0f));
+  if constexpr (kOffset != 0) m = _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(kOffset)));
   const auto* xd = reinterpret_cast<const float*>(xb + L::kD);
   const auto* xs = reinterpret_cast<const float*>(xb + L::kS);
-  (epilogue_row<Act, kHasMin, kOffsetMin, R>(d, m, xd, xs, c, acc), ...);
+  (epilogue_row<Act, kHasMin, kOffset, R>(d, m, xd, xs, c, acc), ...);
 }
 
 template <std::size_t... R>
@@ -308,7 +314,7 @@ FOLIO_INLINE void store_rows(std::index_sequence<R...>, const __m512 (&acc)[16],
 
 // 16 activation rows (regrouped at x) times the pair's 16 weight rows:
 // y[m * ldy + r] for m < 16, r < nr.
-template <class Fmt, class Act, bool kSigned, bool kHasMin, bool kOffsetMin>
+template <class Fmt, class Act, bool kSigned, bool kHasMin, int kOffset>
 void tile_rows(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb,
                const std::uint8_t* b, const std::uint8_t* x, float* y, std::size_t ldy,
                std::size_t nr, std::int32_t* cbuf) {
@@ -319,9 +325,9 @@ void tile_rows(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb,
   const auto group = [&](const std::uint8_t* p, std::size_t i) {
     return p != nullptr ? p + i * Fmt::kGroupBytes : nullptr;
   };
-#define FOLIO_FINISH(i)                                                                    \
-  epilogue<Fmt, Act, kHasMin, kOffsetMin>(kRows, group(p0, i), group(p1, i), x + (i)*kAct, \
-                                          cbuf + ((i)&1) * 512, acc)
+#define FOLIO_FINISH(i)                                                                 \
+  epilogue<Fmt, Act, kHasMin, kOffset>(kRows, group(p0, i), group(p1, i), x + (i)*kAct, \
+                                       cbuf + ((i)&1) * 512, acc)
   // Block i's products and store, then block i - 1's epilogue: two blocks
   // per iteration, so the sets alternate in straight-line code.
   compute_block<Act, kSigned, 0>(x, b);
@@ -345,7 +351,7 @@ void tile_rows(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb,
   store_rows(kRows, acc, y, ldy, static_cast<__mmask16>((1u << nr) - 1u));
 }
 
-template <class Fmt, class Act, bool kSignedWeights, bool kHasMin, bool kOffsetMin>
+template <class Fmt, class Act, bool kSignedWeights, bool kHasMin, int kOffset>
 void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
               const std::uint8_t* x, std::size_t m, float* y, std::size_t ldy, std::size_t nr,
               std::uint8_t* scratch) {
@@ -356,7 +362,7 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
   std::uint8_t* b = scratch + kAmxCBytes;
   unpack_b<Fmt>(p0, p1, nb, b);
   for (std::size_t m0 = 0; m0 < m; m0 += 16) {
-    tile_rows<Fmt, Act, kSignedWeights, kHasMin, kOffsetMin>(
+    tile_rows<Fmt, Act, kSignedWeights, kHasMin, kOffset>(
         p0, p1, nb, b, x + m0 / 16 * nb * TileAct<Act>::kBytes, y + m0 * ldy, ldy, nr, cbuf);
   }
   _tile_release();
@@ -364,12 +370,17 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
 
 }  // namespace
 
-constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, false, false, true>;
-constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block, false, true, false>;
-constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block, true, false, false>;
-constexpr AmxPairFn kQ4_0Q8 = run_pair<FmtQ4_0, ActQ8Block, false, false, true>;
-constexpr AmxPairFn kQ4_1Q8 = run_pair<FmtQ4_1, ActQ8Block, false, true, false>;
-constexpr AmxPairFn kQ8_0Q8 = run_pair<FmtQ8_0, ActQ8Block, true, false, false>;
+// <layout, activations, signed weights, min term, offset (x = d * (q + offset))>
+constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, false, false, -8>;
+constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block, false, true, 0>;
+constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block, false, false, -16>;
+constexpr AmxPairFn kQ5_1I16 = run_pair<FmtQ5_1, ActQ16Block, false, true, 0>;
+constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block, true, false, 0>;
+constexpr AmxPairFn kQ4_0Q8 = run_pair<FmtQ4_0, ActQ8Block, false, false, -8>;
+constexpr AmxPairFn kQ4_1Q8 = run_pair<FmtQ4_1, ActQ8Block, false, true, 0>;
+constexpr AmxPairFn kQ5_0Q8 = run_pair<FmtQ5_0, ActQ8Block, false, false, -16>;
+constexpr AmxPairFn kQ5_1Q8 = run_pair<FmtQ5_1, ActQ8Block, false, true, 0>;
+constexpr AmxPairFn kQ8_0Q8 = run_pair<FmtQ8_0, ActQ8Block, true, false, 0>;
 
 }  // namespace folio::kernels::cpu::amx
 FOLIO_AMX_END
@@ -388,27 +399,30 @@ constexpr AmxKernel make(ActFormat act, QuantizeRowFn quantize, std::size_t grou
 
 const AmxKernel* amx_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
-  static const AmxKernel table[2][3] = {
-      {make<ActQ16Block>(ActFormat::kQ16_32, avx2::quantize_row_q16_32, FmtQ4_0::kGroupBytes,
-                         amx::kQ4_0I16),
-       make<ActQ16Block>(ActFormat::kQ16_32, avx2::quantize_row_q16_32, FmtQ4_1::kGroupBytes,
-                         amx::kQ4_1I16),
-       make<ActQ16Block>(ActFormat::kQ16_32, avx2::quantize_row_q16_32, FmtQ8_0::kGroupBytes,
-                         amx::kQ8_0I16)},
-      {make<ActQ8Block>(ActFormat::kQ8_32, avx2::quantize_row_q8_32, FmtQ4_0::kGroupBytes,
-                        amx::kQ4_0Q8),
-       make<ActQ8Block>(ActFormat::kQ8_32, avx2::quantize_row_q8_32, FmtQ4_1::kGroupBytes,
-                        amx::kQ4_1Q8),
-       make<ActQ8Block>(ActFormat::kQ8_32, avx2::quantize_row_q8_32, FmtQ8_0::kGroupBytes,
-                        amx::kQ8_0Q8)}};
+  constexpr ActFormat k16 = ActFormat::kQ16_32, k8 = ActFormat::kQ8_32;
+  static const AmxKernel table[2][5] = {
+      {make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ4_0::kGroupBytes, amx::kQ4_0I16),
+       make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ4_1::kGroupBytes, amx::kQ4_1I16),
+       make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ5_0::kGroupBytes, amx::kQ5_0I16),
+       make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ5_1::kGroupBytes, amx::kQ5_1I16),
+       make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ8_0::kGroupBytes, amx::kQ8_0I16)},
+      {make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ4_0::kGroupBytes, amx::kQ4_0Q8),
+       make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ4_1::kGroupBytes, amx::kQ4_1Q8),
+       make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ5_0::kGroupBytes, amx::kQ5_0Q8),
+       make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ5_1::kGroupBytes, amx::kQ5_1Q8),
+       make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ8_0::kGroupBytes, amx::kQ8_0Q8)}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0:
       return &row[0];
     case TensorType::Q4_1:
       return &row[1];
-    case TensorType::Q8_0:
+    case TensorType::Q5_0:
       return &row[2];
+    case TensorType::Q5_1:
+      return &row[3];
+    case TensorType::Q8_0:
+      return &row[4];
     default:
       return nullptr;
   }

@@ -1,6 +1,6 @@
 // kernels/cpu/gemm_avx512_panel.cpp: AVX-512 VNNI kernels over the 8-row
-// panels of Q4_0, Q4_1 and Q8_0 (layout: panel_layout.h and the top of
-// gemm_avx2_panel.cpp), two panels per call.
+// panels of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (layout: panel_layout.h and the
+// top of gemm_avx2_panel.cpp), two panels per call.
 //
 // A 512-bit vector holds chunk t of panel p in its low half and the same
 // chunk of panel p + 1 in its high half, so 32-bit lane r is weight row r of
@@ -16,13 +16,13 @@
 // (no saturation is possible in either), and each lane then runs the same f32
 // operations in the same order (acc = fma(float(isum), d_r * d_x, acc), then
 // acc = fma(m_r, s_x, acc)). A one-panel call (the last panel of a matrix with
-// an odd count) is the AVX2 kernel's. Q5_0 / Q5_1 have no kernel here (the
-// AVX2 ones run).
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics
+// an odd count) is the AVX2 kernel's.
+// GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
 // (_mm512_inserti64x4, _mm512_cvtph_ps, _mm512_cvtepi32_ps start from
 // _mm512_undefined_*; GCC bug 105593, fixed in GCC 13): not about our code.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <cstddef>
@@ -214,6 +214,74 @@ void pair_q8_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   tile.store(y, ldy, nr);
 }
 
+// ---- Q5_0 / Q5_1: 5-bit weights as unsigned bytes, vpdpbusd ----------------
+
+// The 5th bits of chunk t of both panels (hb: each row's hbits word, panel p
+// in the low 32 bytes, p + 1 in the high ones; layout at the top of
+// gemm_avx2_panel.cpp) added to the low- and high-nibble values, as in the
+// AVX2 kernels (the shuffle works within 128-bit lanes of four rows each).
+inline void add_fifth_bits(__m512i hb, int t, __m512i& lo, __m512i& hi) {
+  const __m512i spread = _mm512_add_epi8(
+      _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12)),
+      _mm512_set1_epi8(static_cast<char>(t)));
+  const __m512i b = _mm512_shuffle_epi8(hb, spread);  // byte 4r+k = row r's byte t
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  const __mmask64 mlo = _mm512_test_epi8_mask(b, _mm512_set1_epi32(0x08040201));
+  const __mmask64 mhi = _mm512_test_epi8_mask(b, _mm512_set1_epi32(static_cast<int>(0x80402010u)));
+  lo = _mm512_or_si512(lo, _mm512_maskz_mov_epi8(mlo, bit4));
+  hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(mhi, bit4));
+}
+
+// Against 8-bit activations (ActQ8Block) one dot product per half of the
+// chunk; against 16-bit ones (ActQ16Block, q = 254 * hi + lo) the same for
+// each int8 half, combined exactly as 254 * sum_hi + sum_lo.
+template <bool kHasMin, class Act, int NC>
+void pair_q5(const std::uint8_t* panel, std::size_t stride, std::size_t cols, const std::uint8_t* x,
+             std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  using Fmt = std::conditional_t<kHasMin, FmtQ5_1, FmtQ5_0>;
+  constexpr bool kTwo = std::is_same_v<Act, ActQ16Block>;
+  const std::size_t nb = cols / 32;
+  Tile<Act, NC> tile(x, x_stride);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
+    const std::uint8_t* g1 = g0 + stride;
+    const __m512i hb = load_pair(g0 + Fmt::kScaleBytes, g1 + Fmt::kScaleBytes);
+    __m512i sum[NC], sum_lo[NC];
+    for (int c = 0; c < NC; ++c) sum[c] = sum_lo[c] = _mm512_setzero_si512();
+    for (int t = 0; t < 4; ++t) {
+      const __m512i raw =
+          load_pair(g0 + Fmt::kQuantOffset + 32 * t, g1 + Fmt::kQuantOffset + 32 * t);
+      __m512i lo = _mm512_and_si512(raw, m4);
+      __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+      add_fifth_bits(hb, t, lo, hi);
+      for (int c = 0; c < NC; ++c) {
+        const Act& a = tile.xb[c][i];
+        if constexpr (kTwo) {
+          sum[c] = _mm512_dpbusd_epi32(sum[c], lo, bcast4(a.hi + 4 * t));
+          sum[c] = _mm512_dpbusd_epi32(sum[c], hi, bcast4(a.hi + 16 + 4 * t));
+          sum_lo[c] = _mm512_dpbusd_epi32(sum_lo[c], lo, bcast4(a.lo + 4 * t));
+          sum_lo[c] = _mm512_dpbusd_epi32(sum_lo[c], hi, bcast4(a.lo + 16 + 4 * t));
+        } else {
+          sum[c] = _mm512_dpbusd_epi32(sum[c], lo, bcast4(a.qs + 4 * t));
+          sum[c] = _mm512_dpbusd_epi32(sum[c], hi, bcast4(a.qs + 16 + 4 * t));
+        }
+      }
+    }
+    if constexpr (kTwo) {
+      for (int c = 0; c < NC; ++c) {
+        sum[c] =
+            _mm512_add_epi32(_mm512_mullo_epi32(sum[c], _mm512_set1_epi32(kActQ16Base)), sum_lo[c]);
+      }
+    }
+    const __m512 d = load_fp16_pair(g0, g1);
+    tile.add_block(i, d, sum);
+    tile.add_min(
+        i, kHasMin ? load_fp16_pair(g0 + 16, g1 + 16) : _mm512_mul_ps(d, _mm512_set1_ps(-16.0f)));
+  }
+  tile.store(y, ldy, nr);
+}
+
 template <template <int> class K, int NC = kPairCols>
 void dispatch_nc(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
                  const std::uint8_t* x, std::size_t x_stride, std::size_t nc, float* y,
@@ -246,8 +314,35 @@ template <int NC>
 struct Q8Q8 {
   static constexpr auto run = pair_q8_q8<NC>;
 };
+template <bool kHasMin, class Act>
+struct Q5 {
+  template <int NC>
+  struct K {
+    static constexpr auto run = pair_q5<kHasMin, Act, NC>;
+  };
+};
 
 }  // namespace
+
+// One block of a Q5 panel pair as the AMX kernels' B tile (gemm_amx.cpp):
+// row t (t < 4) = the 5-bit values 4t..4t+3 of each of the 16 rows, row
+// 4 + t = values 16+4t.. (g1 null: a lone last panel, zero rows 8..15).
+void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t scale_bytes,
+                    std::uint8_t* out) {
+  alignas(64) static const std::uint8_t kZero[FmtQ5_1::kGroupBytes] = {};
+  if (g1 == nullptr) g1 = kZero;
+  const __m512i hb = load_pair(g0 + scale_bytes, g1 + scale_bytes);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const std::size_t q = scale_bytes + kPanelRows * 4;
+  for (int t = 0; t < 4; ++t) {
+    const __m512i raw = load_pair(g0 + q + 32 * t, g1 + q + 32 * t);
+    __m512i lo = _mm512_and_si512(raw, m4);
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
+    add_fifth_bits(hb, t, lo, hi);
+    _mm512_storeu_si512(out + 64 * t, lo);
+    _mm512_storeu_si512(out + 64 * (4 + t), hi);
+  }
+}
 
 constexpr PanelPairFn kPairQ4_0I16 = dispatch_nc<Q4I16<false>::K>;
 constexpr PanelPairFn kPairQ4_1I16 = dispatch_nc<Q4I16<true>::K>;
@@ -255,6 +350,10 @@ constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
 constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q4Q8<false>::K>;
 constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q4Q8<true>::K>;
 constexpr PanelPairFn kPairQ8_0Q8 = dispatch_nc<Q8Q8>;
+constexpr PanelPairFn kPairQ5_0Q16 = dispatch_nc<Q5<false, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ5_1Q16 = dispatch_nc<Q5<true, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ5_0Q8 = dispatch_nc<Q5<false, ActQ8Block>::K>;
+constexpr PanelPairFn kPairQ5_1Q8 = dispatch_nc<Q5<true, ActQ8Block>::K>;
 
 }  // namespace folio::kernels::cpu::avx512
 FOLIO_AVX512_END
@@ -275,11 +374,15 @@ PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pa
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using ActivationBits::k16, ActivationBits::k8;
   using gguf::TensorType;
-  static const PanelKernel table[2][3] = {{with_pair(TensorType::Q4_0, k16, avx512::kPairQ4_0I16),
+  static const PanelKernel table[2][5] = {{with_pair(TensorType::Q4_0, k16, avx512::kPairQ4_0I16),
                                            with_pair(TensorType::Q4_1, k16, avx512::kPairQ4_1I16),
+                                           with_pair(TensorType::Q5_0, k16, avx512::kPairQ5_0Q16),
+                                           with_pair(TensorType::Q5_1, k16, avx512::kPairQ5_1Q16),
                                            with_pair(TensorType::Q8_0, k16, avx512::kPairQ8_0I16)},
                                           {with_pair(TensorType::Q4_0, k8, avx512::kPairQ4_0Q8),
                                            with_pair(TensorType::Q4_1, k8, avx512::kPairQ4_1Q8),
+                                           with_pair(TensorType::Q5_0, k8, avx512::kPairQ5_0Q8),
+                                           with_pair(TensorType::Q5_1, k8, avx512::kPairQ5_1Q8),
                                            with_pair(TensorType::Q8_0, k8, avx512::kPairQ8_0Q8)}};
   const auto& row = table[bits == k8 ? 1 : 0];
   switch (type) {
@@ -287,8 +390,12 @@ const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bit
       return &row[0];
     case TensorType::Q4_1:
       return &row[1];
-    case TensorType::Q8_0:
+    case TensorType::Q5_0:
       return &row[2];
+    case TensorType::Q5_1:
+      return &row[3];
+    case TensorType::Q8_0:
+      return &row[4];
     default:
       return nullptr;
   }

@@ -189,6 +189,14 @@ struct AmxKernel {
   std::size_t group_bytes;       // of the panel layout, as PanelKernel::group_bytes
   AmxPairFn run;
 };
+// One block of a Q5_0 / Q5_1 panel pair (groups g0, g1; g1 null for a lone
+// panel) unpacked into an AMX B tile of 512 bytes (gemm_avx512_panel.cpp;
+// AVX-512 code, call only at the avx512 level or above).
+namespace avx512 {
+void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t scale_bytes,
+                    std::uint8_t* out);
+}  // namespace avx512
+
 // The AMX kernel of `type`, or nullptr (call only when the CPU has AMX).
 const AmxKernel* amx_kernel(gguf::TensorType type, ActivationBits bits);
 
