@@ -16,6 +16,8 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <barrier>
@@ -206,6 +208,79 @@ double int8_dot_peak(std::uint64_t iters) {
   return static_cast<double>(iters) * 8 * 64;
 }
 
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+// The fused 512-bit dot products folio's AVX-512 kernels use: vpdpwssd (int16 pairs, the 16-bit
+// default activations; 32 MACs = 64 ops per instruction) and vpdpbusd (u8 x s8 quads, 8-bit
+// activations; 64 MACs = 128 ops). 8 independent chains each.
+template <bool kInt8>
+double vnni_peak(std::uint64_t iters) {
+  __m512i x0 = _mm512_set1_epi16(3), x1 = _mm512_set1_epi16(5);
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
+          c7 = c0;
+  auto step = [](__m512i acc, __m512i a, __m512i b) {
+    return kInt8 ? _mm512_dpbusd_epi32(acc, a, b) : _mm512_dpwssd_epi32(acc, a, b);
+  };
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    asm volatile("" : "+v"(x0), "+v"(x1));
+    c0 = step(c0, x0, x1);
+    c1 = step(c1, x1, x0);
+    c2 = step(c2, x0, x0);
+    c3 = step(c3, x1, x1);
+    c4 = step(c4, x0, x1);
+    c5 = step(c5, x1, x0);
+    c6 = step(c6, x0, x0);
+    c7 = step(c7, x1, x1);
+  }
+  const __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                                     _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+  g_sink = static_cast<std::uint64_t>(_mm512_reduce_add_epi32(s));
+  return static_cast<double>(iters) * 8 * (kInt8 ? 128 : 64);
+}
+#endif
+
+#if defined(__AMX_INT8__) && defined(__AMX_TILE__)
+// AMX int8 tile products, 16 x 16 outputs per instruction, four independent accumulators. K = 64
+// (the full tile) or K = 32 (one 32-value quant block per product, as folio's AMX kernels run):
+// 2 * 16 * 16 * K ops each. Linux grants the tile state on request (arch_prctl); 0 if refused.
+template <int K>
+double amx_peak(std::uint64_t iters) {
+  constexpr long kReqXcompPerm = 0x1023, kXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) != 0) return 0;
+  struct alignas(64) Config {
+    std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    std::uint16_t colsb[16] = {};
+    std::uint8_t rows[16] = {};
+  } cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  cfg.colsb[4] = cfg.colsb[5] = K;  // A tiles: 16 rows of K bytes
+  cfg.rows[6] = cfg.rows[7] = K / 4;  // B tiles: K/4 rows of 64 bytes
+  _tile_loadconfig(&cfg);
+  alignas(64) static std::uint8_t buf[1024] = {};
+  _tile_loadd(4, buf, 64);
+  _tile_loadd(5, buf, 64);
+  _tile_loadd(6, buf, 64);
+  _tile_loadd(7, buf, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  alignas(64) std::int32_t out[256];
+  _tile_stored(0, out, 64);
+  _tile_release();
+  g_sink = static_cast<std::uint64_t>(out[0]);
+  return static_cast<double>(iters) * 4 * 2 * 16 * 16 * K;
+}
+#endif
+
 // ---- measurement drivers -------------------------------------------------------------------
 
 struct Result {
@@ -353,6 +428,16 @@ int main(int argc, char** argv) {
     add({"fp32 FMA peak (AVX2)", n, "GFLOP/s", measure_compute(n, o.runs, fma_peak, 200'000'000)});
     add({"int8 dot peak (maddubs)", n, "GOP/s",
          measure_compute(n, o.runs, int8_dot_peak, 100'000'000)});
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+    add({"int16 peak (vpdpwssd zmm)", n, "GOP/s",
+         measure_compute(n, o.runs, vnni_peak<false>, 100'000'000)});
+    add({"int8 peak (vpdpbusd zmm)", n, "GOP/s",
+         measure_compute(n, o.runs, vnni_peak<true>, 100'000'000)});
+#endif
+#if defined(__AMX_INT8__) && defined(__AMX_TILE__)
+    add({"int8 peak (AMX, K=64)", n, "GOP/s", measure_compute(n, o.runs, amx_peak<64>, 5'000'000)});
+    add({"int8 peak (AMX, K=32)", n, "GOP/s", measure_compute(n, o.runs, amx_peak<32>, 5'000'000)});
+#endif
   }
   if (o.sweep) {
     // Read bandwidth by working-set size: L1, L2, L3, and the ~100 MB a small model's

@@ -112,6 +112,19 @@ inline __m512 load_fp16_pair(const std::uint8_t* a, const std::uint8_t* b) {
   return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
+// The d (or m) of both panels' groups, fp16 or f32 (b null: zeros).
+template <class Fmt>
+inline __m512 load_scale_pair(const std::uint8_t* a, const std::uint8_t* b) {
+  if constexpr (Fmt::kScaleWidth == 4) {
+    const __m256 lo = _mm256_loadu_ps(reinterpret_cast<const float*>(a));
+    const __m256 hi =
+        b != nullptr ? _mm256_loadu_ps(reinterpret_cast<const float*>(b)) : _mm256_setzero_ps();
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+  } else {
+    return load_fp16_pair(a, b);
+  }
+}
+
 inline void store64(std::uint8_t* p, __m512i v) {
   _mm512_storeu_si512(p, v);
 }
@@ -292,9 +305,11 @@ FOLIO_INLINE void epilogue(std::index_sequence<R...>, const std::uint8_t* g0,
                            const std::uint8_t* g1, const std::uint8_t* xb, const std::int32_t* c,
                            __m512 (&acc)[16]) {
   using L = TileAct<Act>;
-  const __m512 d = load_fp16_pair(g0, g1);
+  const __m512 d = load_scale_pair<Fmt>(g0, g1);
   __m512 m = _mm512_setzero_ps();
-  if constexpr (kHasMin) m = load_fp16_pair(g0 + 16, g1 != nullptr ? g1 + 16 : nullptr);
+  if constexpr (kHasMin) {
+    m = load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 != nullptr ? g1 + Fmt::kMinOffset : nullptr);
+  }
   if constexpr (kOffset != 0) m = _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(kOffset)));
   const auto* xd = reinterpret_cast<const float*>(xb + L::kD);
   const auto* xs = reinterpret_cast<const float*>(xb + L::kS);
@@ -373,6 +388,7 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
 // <layout, activations, signed weights, min term, offset (x = d * (q + offset))>
 constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, false, false, -8>;
 constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block, false, true, 0>;
+constexpr AmxPairFn kQ4_KI16 = run_pair<FmtQ4_K, ActQ16Block, false, true, 0>;
 constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block, false, false, -16>;
 constexpr AmxPairFn kQ5_1I16 = run_pair<FmtQ5_1, ActQ16Block, false, true, 0>;
 constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block, true, false, 0>;
@@ -411,6 +427,9 @@ const AmxKernel* amx_kernel(gguf::TensorType type, ActivationBits bits) {
        make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ5_0::kGroupBytes, amx::kQ5_0Q8),
        make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ5_1::kGroupBytes, amx::kQ5_1Q8),
        make<ActQ8Block>(k8, avx2::quantize_row_q8_32, FmtQ8_0::kGroupBytes, amx::kQ8_0Q8)}};
+  static const AmxKernel q4_k =
+      make<ActQ16Block>(k16, avx2::quantize_row_q16_32, FmtQ4_K::kGroupBytes, amx::kQ4_KI16);
+  if (type == TensorType::Q4_K) return bits == ActivationBits::k16 ? &q4_k : nullptr;
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0:

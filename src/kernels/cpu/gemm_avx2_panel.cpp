@@ -1,7 +1,8 @@
 // kernels/cpu/gemm_avx2_panel.cpp: repacked 8-row panels for the 32-value
-// block formats Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, and their AVX2 kernels (the
-// fast path for prefill GEMM and decode matvec; see "panel kernels" in
-// gemm_kernel.h).
+// block formats Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, and for Q4_K (its 32-value
+// sub-blocks as Q4_1 blocks with exact f32 scales, 16-bit activations; see
+// FmtQ4_K in panel_layout.h), and their AVX2 kernels (the fast path for
+// prefill GEMM and decode matvec; see "panel kernels" in gemm_kernel.h).
 //
 // Group layout (one 32-value block of 8 rows r = 0..7):
 //   scales  fp16 d of rows 0..7 (16 bytes), then for Q4_1/Q5_1 fp16 m of rows 0..7
@@ -38,10 +39,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/fp16.h"
 #include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu/kquant_unpack.h"
 #include "kernels/cpu/panel_layout.h"
+#include "quant/block_kquant.h"
 
 namespace folio::kernels::cpu {
 
@@ -87,6 +91,41 @@ void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::ui
   }
 }
 
+// Q4_K rows into FmtQ4_K panels (see panel_layout.h): block 8 i + j of a
+// row is sub-block j of super-block i.
+void repack_q4_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
+  using Fmt = FmtQ4_K;
+  const std::size_t nsb = cols / quant::kQK_K, nb = cols / 32;
+  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);
+  const auto* blocks = reinterpret_cast<const quant::BlockQ4_K*>(src);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
+    for (std::size_t i = 0; i < nsb; ++i) {
+      const quant::BlockQ4_K& b = blocks[r * nsb + i];
+      const float d = fp16_to_f32(b.d), dmin = fp16_to_f32(b.dmin);
+      for (int j = 0; j < 8; ++j) {
+        int sc = 0, mn = 0;
+        k4_scale_min(b.scales, j, sc, mn);
+        const float dj = d * static_cast<float>(sc), mj = -dmin * static_cast<float>(mn);
+        std::uint8_t* g = dst + (p * nb + 8 * i + static_cast<std::size_t>(j)) * Fmt::kGroupBytes;
+        std::memcpy(g + 4 * lane, &dj, 4);
+        std::memcpy(g + Fmt::kMinOffset + 4 * lane, &mj, 4);
+        const std::uint8_t* q = b.qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        std::uint8_t nib[16];
+        for (int l = 0; l < 16; ++l) {
+          nib[l] = static_cast<std::uint8_t>(((q[l] >> shift) & 0x0F) |
+                                             (((q[l + 16] >> shift) & 0x0F) << 4));
+        }
+        for (int t = 0; t < 4; ++t) {
+          std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, nib + 4 * t, 4);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 FOLIO_AVX2_BEGIN
@@ -106,6 +145,20 @@ __m256i load32(const std::uint8_t* p) {
 
 __m256 load_fp16x8(const std::uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The d (and m) of a group's 8 rows, fp16 or f32 as the layout stores them.
+template <class Fmt>
+__m256 load_d(const std::uint8_t* g) {
+  if constexpr (Fmt::kScaleWidth == 4) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(g));
+  } else {
+    return load_fp16x8(g);
+  }
+}
+template <class Fmt>
+__m256 load_m(const std::uint8_t* g) {
+  return load_d<Fmt>(g + Fmt::kMinOffset);
 }
 
 void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, std::size_t nr) {
@@ -350,10 +403,11 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
 // Q4_0 / Q4_1: the low nibbles of b0, b2 are elements 4t, 4t+2 and of b1, b3
 // 4t+1, 4t+3; the high nibbles are the same elements + 16. One load and
 // seven shifts/ands per chunk give the four int16 weight vectors.
-template <bool kHasMin, int NC>
+// Q4_K panels run this kernel too (FmtQ4_K: f32 scales).
+template <class Fmt, int NC>
 void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
-  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
+  constexpr bool kHasMin = Fmt::kScales == 2;
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const ActI16Block* const* xb = tile.xb;
@@ -378,9 +432,9 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
         sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(h13, bcast_pair(xq + 18)));
       }
     }
-    const __m256 d = load_fp16x8(g);
+    const __m256 d = load_d<Fmt>(g);
     tile.add_block(i, d, sum);
-    tile.add_min(i, kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
+    tile.add_min(i, kHasMin ? load_m<Fmt>(g) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }
@@ -436,11 +490,11 @@ template <int NC>
 struct Q8_0K {
   static constexpr auto run = panel_q8<NC>;
 };
-template <bool kHasMin>
+template <class Fmt>
 struct Q4I16K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4_i16<kHasMin, NC>;
+    static constexpr auto run = panel_q4_i16<Fmt, NC>;
   };
 };
 template <int NC>
@@ -479,8 +533,16 @@ constexpr PanelKernel panel_kernel_q16() {
 
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;
-  static const PanelKernel table[2][5] = {{panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<false>::K>(),
-                                           panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<true>::K>(),
+  // Q4_K: 16-bit activations only (with 8-bit ones the k-quant tiles run on the file's bytes).
+  static const PanelKernel q4_k{ActFormat::kI16_32,
+                                avx2::quantize_row_i16_32,
+                                32,
+                                FmtQ4_K::kGroupBytes,
+                                repack_q4_k,
+                                avx2::dispatch_nc<avx2::Q4I16K<FmtQ4_K>::K>};
+  if (type == TensorType::Q4_K) return bits == ActivationBits::k16 ? &q4_k : nullptr;
+  static const PanelKernel table[2][5] = {{panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<FmtQ4_0>::K>(),
+                                           panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<FmtQ4_1>::K>(),
                                            panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
                                            panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
                                            panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},

@@ -55,6 +55,18 @@ inline __m512 load_fp16_pair(const std::uint8_t* a, const std::uint8_t* b) {
   return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
+// The d (or m, at Fmt::kMinOffset) of both panels' groups, fp16 or f32.
+template <class Fmt>
+inline __m512 load_scale_pair(const std::uint8_t* a, const std::uint8_t* b) {
+  if constexpr (Fmt::kScaleWidth == 4) {
+    const __m256 lo = _mm256_loadu_ps(reinterpret_cast<const float*>(a));
+    const __m256 hi = _mm256_loadu_ps(reinterpret_cast<const float*>(b));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+  } else {
+    return load_fp16_pair(a, b);
+  }
+}
+
 inline __m512i bcast4(const void* p) {
   std::int32_t v;
   std::memcpy(&v, p, 4);
@@ -90,11 +102,12 @@ struct Tile {
 // As in the AVX2 int16 kernels, each 16-bit half of a row's 32-bit lane is
 // one weight widened to int16, multiplied with a broadcast activation pair.
 
-template <bool kHasMin, int NC>
+// Q4_K panels run this kernel too (FmtQ4_K: f32 scales).
+template <class Fmt, int NC>
 void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
                  const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
                  std::size_t nr) {
-  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
+  constexpr bool kHasMin = Fmt::kScales == 2;
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const __m512i m4 = _mm512_set1_epi16(0x0F);
@@ -117,10 +130,10 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
         sum[c] = _mm512_dpwssd_epi32(sum[c], h13, bcast4(xq + 18));
       }
     }
-    const __m512 d = load_fp16_pair(g0, g1);
+    const __m512 d = load_scale_pair<Fmt>(g0, g1);
     tile.add_block(i, d, sum);
-    tile.add_min(
-        i, kHasMin ? load_fp16_pair(g0 + 16, g1 + 16) : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
+    tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
+                            : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
   }
   tile.store(y, ldy, nr);
 }
@@ -292,11 +305,11 @@ void dispatch_nc(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   K<NC>::run(panel, stride, cols, x, x_stride, y, ldy, nr);
 }
 
-template <bool kHasMin>
+template <class Fmt>
 struct Q4I16 {
   template <int NC>
   struct K {
-    static constexpr auto run = pair_q4_i16<kHasMin, NC>;
+    static constexpr auto run = pair_q4_i16<Fmt, NC>;
   };
 };
 template <int NC>
@@ -344,8 +357,9 @@ void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t 
   }
 }
 
-constexpr PanelPairFn kPairQ4_0I16 = dispatch_nc<Q4I16<false>::K>;
-constexpr PanelPairFn kPairQ4_1I16 = dispatch_nc<Q4I16<true>::K>;
+constexpr PanelPairFn kPairQ4_0I16 = dispatch_nc<Q4I16<FmtQ4_0>::K>;
+constexpr PanelPairFn kPairQ4_1I16 = dispatch_nc<Q4I16<FmtQ4_1>::K>;
+constexpr PanelPairFn kPairQ4_KI16 = dispatch_nc<Q4I16<FmtQ4_K>::K>;
 constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
 constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q4Q8<false>::K>;
 constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q4Q8<true>::K>;
@@ -384,6 +398,8 @@ const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bit
                                            with_pair(TensorType::Q5_0, k8, avx512::kPairQ5_0Q8),
                                            with_pair(TensorType::Q5_1, k8, avx512::kPairQ5_1Q8),
                                            with_pair(TensorType::Q8_0, k8, avx512::kPairQ8_0Q8)}};
+  static const PanelKernel q4_k = with_pair(TensorType::Q4_K, k16, avx512::kPairQ4_KI16);
+  if (type == TensorType::Q4_K) return bits == k16 ? &q4_k : nullptr;
   const auto& row = table[bits == k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0:
