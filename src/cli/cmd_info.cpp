@@ -234,7 +234,8 @@ Json load_json(const gguf::GgufFile& f) {
             {"kernels", std::string(kernels::matmul_kernels(isa))},
             {"repacked_matrices", m.repacked()},
             {"repacked_bytes", m.repacked_bytes()},
-            {"layout", m.repacked() > 0 ? "8-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K)" : "none"}};
+            {"layout",
+             m.repacked() > 0 ? "8-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K)" : "none"}};
   } catch (const Error& e) {
     return {{"error", e.what()}};
   }

@@ -280,7 +280,8 @@ void batch_and_thread_invariant(ThreadPool& pool1, ThreadPool& pool2, std::mt199
       const WeightMatrix w = WeightMatrix::prepare(t, bytes, rows, cols);
       const bool panel_type = t == TensorType::Q4_0 || t == TensorType::Q4_1 ||
                               t == TensorType::Q5_0 || t == TensorType::Q5_1 ||
-                              t == TensorType::Q8_0 || t == TensorType::Q4_K;
+                              t == TensorType::Q8_0 || t == TensorType::Q4_K ||
+                              t == TensorType::Q6_K;
       if (panel_type && active_isa() >= Isa::kAvx2) {  // the k16 layout, shared with k8 calls
         EXPECT_TRUE(w.repacked()) << quant::traits(t).name << " should use the 8-row panel layout";
       }

@@ -146,7 +146,7 @@ def test_load_reports_the_repacked_matrices():
     # multiple of 8 (true for every SmolLM2 matrix).
     path = model("smollm2")
     load = folio_json(path)["load"]
-    panel_types = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K"}
+    panel_types = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q6_K"}
     expected = [t for t in GGUFReader(path).tensors
                 if t.tensor_type.name in panel_types and len(t.shape) == 2]
     assert load["seconds"] > 0

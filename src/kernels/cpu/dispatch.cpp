@@ -33,12 +33,12 @@ const char* gemm_kernel_summary(Isa isa) {
     case Isa::kScalar:
       return "scalar tiles";
     case Isa::kAvx2:
-      return "avx2 panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) and tiles";
+      return "avx2 panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K) and tiles";
     case Isa::kAvx512:
-      return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0), avx2 tiles";
+      return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K), avx2 tiles";
     case Isa::kAmx:
-      return "amx-int8 tiles for prefill, avx512-vnni 16-row panels "
-             "(Q4_0/Q4_1/Q5_0/Q5_1/Q8_0), avx2 tiles";
+      return "amx-int8 tiles for prefill (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K), avx512-vnni 16-row "
+             "panels (those and Q6_K), avx2 tiles";
   }
   return "unknown";
 }

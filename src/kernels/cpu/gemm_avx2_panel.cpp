@@ -1,8 +1,8 @@
 // kernels/cpu/gemm_avx2_panel.cpp: repacked 8-row panels for the 32-value
-// block formats Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, and for Q4_K (its 32-value
-// sub-blocks as Q4_1 blocks with exact f32 scales, 16-bit activations; see
-// FmtQ4_K in panel_layout.h), and their AVX2 kernels (the fast path for
-// prefill GEMM and decode matvec; see "panel kernels" in gemm_kernel.h).
+// block formats Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, and for Q4_K and Q6_K (their
+// 32-value blocks as Q4_1 / Q8_0-like blocks with exact f32 scales, 16-bit
+// activations; see FmtQ4_K and FmtQ6_K in panel_layout.h), and their AVX2 kernels (the fast path
+// for prefill GEMM and decode matvec; see "panel kernels" in gemm_kernel.h).
 //
 // Group layout (one 32-value block of 8 rows r = 0..7):
 //   scales  fp16 d of rows 0..7 (16 bytes), then for Q4_1/Q5_1 fp16 m of rows 0..7
@@ -120,6 +120,42 @@ void repack_q4_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, st
         }
         for (int t = 0; t < 4; ++t) {
           std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, nib + 4 * t, 4);
+        }
+      }
+    }
+  }
+}
+
+// Q6_K rows into FmtQ6_K panels (see panel_layout.h; value order as in
+// quant/dequant_kquant.cpp): block 8 i + k of a row is values 32 k .. of
+// super-block i.
+void repack_q6_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
+  using Fmt = FmtQ6_K;
+  const std::size_t nsb = cols / quant::kQK_K, nb = cols / 32;
+  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
+  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);
+  const auto* blocks = reinterpret_cast<const quant::BlockQ6_K*>(src);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
+    for (std::size_t i = 0; i < nsb; ++i) {
+      const quant::BlockQ6_K& b = blocks[r * nsb + i];
+      const float d = fp16_to_f32(b.d);
+      for (int k = 0; k < 8; ++k) {
+        const int h = k / 4, s = k % 4;
+        const std::uint8_t* ql = b.ql + 64 * h + 32 * (s % 2);
+        const std::uint8_t* qh = b.qh + 32 * h;
+        std::int8_t q[32];
+        for (int l = 0; l < 32; ++l) {
+          const int v = ((ql[l] >> (4 * (s / 2))) & 0x0F) | ((qh[l] >> (2 * s)) & 3) << 4;
+          q[l] = static_cast<std::int8_t>(v - 32);
+        }
+        const float da = d * static_cast<float>(b.scales[2 * k]);
+        const float db = d * static_cast<float>(b.scales[2 * k + 1]);
+        std::uint8_t* g = dst + (p * nb + 8 * i + static_cast<std::size_t>(k)) * Fmt::kGroupBytes;
+        std::memcpy(g + 4 * lane, &da, 4);
+        std::memcpy(g + Fmt::kMinOffset + 4 * lane, &db, 4);
+        for (int t = 0; t < 8; ++t) {
+          std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, q + 4 * t, 4);
         }
       }
     }
@@ -400,6 +436,41 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   store_rows(tile.acc, NC, y, ldy, nr);
 }
 
+// Q6_K (FmtQ6_K): the Q8_0 int16 kernel with one sum per 16-value half
+// (chunks 0-3 and 4-7), each added with its own scale: exact int32 sums
+// (|sum| <= 16 * 32 * 32258), then acc = fma(float(sum_a), d_a * d_x, acc)
+// and the same for the second half.
+template <int NC>
+void panel_q6k_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
+                   std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
+  using Fmt = FmtQ6_K;
+  const std::size_t nb = cols / 32;
+  Tile<ActI16Block, NC> tile(x, x_stride);
+  const ActI16Block* const* xb = tile.xb;
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
+    const std::uint8_t* q = g + Fmt::kQuantOffset;
+    __m256i sum[2][NC];
+    for (int c = 0; c < NC; ++c) sum[0][c] = sum[1][c] = _mm256_setzero_si256();
+    for (int half = 0; half < 2; ++half) {
+#pragma GCC unroll 1  // see q4_chunks
+      for (int t = 4 * half; t < 4 * half + 4; ++t) {
+        const __m256i raw = load32(q + 32 * t);
+        const __m256i w02 = _mm256_srai_epi16(_mm256_slli_epi16(raw, 8), 8);
+        const __m256i w13 = _mm256_srai_epi16(raw, 8);
+        for (int c = 0; c < NC; ++c) {
+          const std::int16_t* xq = xb[c][i].q + 4 * t;
+          sum[half][c] = _mm256_add_epi32(sum[half][c], _mm256_madd_epi16(w02, bcast_pair(xq)));
+          sum[half][c] = _mm256_add_epi32(sum[half][c], _mm256_madd_epi16(w13, bcast_pair(xq + 2)));
+        }
+      }
+    }
+    tile.add_block(i, load_d<Fmt>(g), sum[0]);
+    tile.add_block(i, load_m<Fmt>(g), sum[1]);
+  }
+  store_rows(tile.acc, NC, y, ldy, nr);
+}
+
 // Q4_0 / Q4_1: the low nibbles of b0, b2 are elements 4t, 4t+2 and of b1, b3
 // 4t+1, 4t+3; the high nibbles are the same elements + 16. One load and
 // seven shifts/ands per chunk give the four int16 weight vectors.
@@ -501,6 +572,10 @@ template <int NC>
 struct Q8I16K {
   static constexpr auto run = panel_q8_i16<NC>;
 };
+template <int NC>
+struct Q6KI16K {
+  static constexpr auto run = panel_q6k_i16<NC>;
+};
 
 }  // namespace
 
@@ -540,7 +615,11 @@ const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits)
                                 FmtQ4_K::kGroupBytes,
                                 repack_q4_k,
                                 avx2::dispatch_nc<avx2::Q4I16K<FmtQ4_K>::K>};
+  static const PanelKernel q6_k{
+      ActFormat::kI16_32, avx2::quantize_row_i16_32,       32, FmtQ6_K::kGroupBytes,
+      repack_q6_k,        avx2::dispatch_nc<avx2::Q6KI16K>};
   if (type == TensorType::Q4_K) return bits == ActivationBits::k16 ? &q4_k : nullptr;
+  if (type == TensorType::Q6_K) return bits == ActivationBits::k16 ? &q6_k : nullptr;
   static const PanelKernel table[2][5] = {{panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<FmtQ4_0>::K>(),
                                            panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<FmtQ4_1>::K>(),
                                            panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),

@@ -1,6 +1,6 @@
 // kernels/cpu/gemm_avx512_panel.cpp: AVX-512 VNNI kernels over the 8-row
-// panels of Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (layout: panel_layout.h and the
-// top of gemm_avx2_panel.cpp), two panels per call.
+// panels of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K (layout:
+// panel_layout.h and the top of gemm_avx2_panel.cpp), two panels per call.
 //
 // A 512-bit vector holds chunk t of panel p in its low half and the same
 // chunk of panel p + 1 in its high half, so 32-bit lane r is weight row r of
@@ -165,6 +165,37 @@ void pair_q8_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   tile.store(y, ldy, nr);
 }
 
+// Q6_K (FmtQ6_K): one sum per 16-value half, as the AVX2 kernel.
+template <int NC>
+void pair_q6k_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
+                  const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
+                  std::size_t nr) {
+  using Fmt = FmtQ6_K;
+  const std::size_t nb = cols / 32;
+  Tile<ActI16Block, NC> tile(x, x_stride);
+  for (std::size_t i = 0; i < nb; ++i) {
+    const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
+    const std::uint8_t* g1 = g0 + stride;
+    __m512i sum[2][NC];
+    for (int c = 0; c < NC; ++c) sum[0][c] = sum[1][c] = _mm512_setzero_si512();
+    for (int t = 0; t < 8; ++t) {
+      const __m512i raw =
+          load_pair(g0 + Fmt::kQuantOffset + 32 * t, g1 + Fmt::kQuantOffset + 32 * t);
+      const __m512i w02 = _mm512_srai_epi16(_mm512_slli_epi16(raw, 8), 8);
+      const __m512i w13 = _mm512_srai_epi16(raw, 8);
+      __m512i* s = sum[t / 4];
+      for (int c = 0; c < NC; ++c) {
+        const std::int16_t* xq = tile.xb[c][i].q + 4 * t;
+        s[c] = _mm512_dpwssd_epi32(s[c], w02, bcast4(xq));
+        s[c] = _mm512_dpwssd_epi32(s[c], w13, bcast4(xq + 2));
+      }
+    }
+    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), sum[0]);
+    tile.add_block(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset), sum[1]);
+  }
+  tile.store(y, ldy, nr);
+}
+
 // ---- 8-bit activations (ActQ8Block): vpdpbusd -------------------------------
 
 template <bool kHasMin, int NC>
@@ -316,6 +347,10 @@ template <int NC>
 struct Q8I16 {
   static constexpr auto run = pair_q8_i16<NC>;
 };
+template <int NC>
+struct Q6KI16 {
+  static constexpr auto run = pair_q6k_i16<NC>;
+};
 template <bool kHasMin>
 struct Q4Q8 {
   template <int NC>
@@ -360,6 +395,7 @@ void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t 
 constexpr PanelPairFn kPairQ4_0I16 = dispatch_nc<Q4I16<FmtQ4_0>::K>;
 constexpr PanelPairFn kPairQ4_1I16 = dispatch_nc<Q4I16<FmtQ4_1>::K>;
 constexpr PanelPairFn kPairQ4_KI16 = dispatch_nc<Q4I16<FmtQ4_K>::K>;
+constexpr PanelPairFn kPairQ6_KI16 = dispatch_nc<Q6KI16>;
 constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
 constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q4Q8<false>::K>;
 constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q4Q8<true>::K>;
@@ -399,7 +435,9 @@ const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bit
                                            with_pair(TensorType::Q5_1, k8, avx512::kPairQ5_1Q8),
                                            with_pair(TensorType::Q8_0, k8, avx512::kPairQ8_0Q8)}};
   static const PanelKernel q4_k = with_pair(TensorType::Q4_K, k16, avx512::kPairQ4_KI16);
+  static const PanelKernel q6_k = with_pair(TensorType::Q6_K, k16, avx512::kPairQ6_KI16);
   if (type == TensorType::Q4_K) return bits == k16 ? &q4_k : nullptr;
+  if (type == TensorType::Q6_K) return bits == k16 ? &q6_k : nullptr;
   const auto& row = table[bits == k8 ? 1 : 0];
   switch (type) {
     case TensorType::Q4_0:
