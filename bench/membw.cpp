@@ -233,7 +233,9 @@ double vnni_peak(std::uint64_t iters) {
   }
   const __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
                                      _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
-  g_sink = static_cast<std::uint64_t>(_mm512_reduce_add_epi32(s));
+  alignas(64) std::int32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  g_sink = static_cast<std::uint64_t>(lanes[0] + lanes[15]);
   return static_cast<double>(iters) * 8 * (kInt8 ? 128 : 64);
 }
 #endif

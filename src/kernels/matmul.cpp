@@ -202,7 +202,7 @@ void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, Thre
             ActivationBits bits) {
   if (n == 0) return;
   if (w.repacked()) {
-    if (const cpu::PanelKernel* pk = active_panel_kernel(w.type(), bits)) {
+    if (const cpu::PanelKernel* pk = cpu::panel_kernel(active_isa(), w.type(), bits, n)) {
       const cpu::AmxKernel* a = cpu::amx_kernel(active_isa(), w.type(), bits);
       if (a != nullptr && n >= kAmxMinRows) {
         matmul_amx(*a, *pk, w, x, n, y, pool);

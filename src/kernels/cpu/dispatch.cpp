@@ -20,6 +20,14 @@ const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits b
   return nullptr;
 }
 
+const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits,
+                                std::size_t n) {
+  if (isa >= Isa::kAvx512 && n == 1 && bits == ActivationBits::k16) {
+    if (const PanelKernel* k = avx512_panel_kernel_narrow(type)) return k;
+  }
+  return panel_kernel(isa, type, bits);
+}
+
 const AmxKernel* amx_kernel(Isa isa, gguf::TensorType type, ActivationBits bits) {
   return isa >= Isa::kAmx ? amx_kernel(type, bits) : nullptr;
 }

@@ -6,6 +6,8 @@
 // run the same per-lane floating-point operations in the same order.
 #pragma once
 
+#include <cstddef>
+
 #include "gguf/tensor_type.h"
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/gemm_kernel.h"
@@ -21,6 +23,9 @@ const GemmKernel* gemm_kernel(Isa isa, gguf::TensorType type, ActivationBits bit
 // The panel kernel of `type` at `isa`, or nullptr when the type is not
 // repacked at that level.
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits);
+// The same for a call with n activation rows: some levels have a faster
+// kernel for one row (same layout, same results).
+const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits, std::size_t n);
 
 // The AMX tile kernel of `type` (prefill rows in multiples of kAmxRows), or
 // nullptr below the amx level or for a type without one.

@@ -337,11 +337,10 @@ inline void q4_half(const std::uint8_t* q, __m256i hbits, const Act* const* xb, 
 
 // Q4_0 / Q4_1 (kFive: Q5_0 / Q5_1) against 8-bit (ActQ8Block) or 16-bit
 // (ActQ16Block) activations.
-template <bool kHasMin, bool kFive, class Act, int NC>
+template <class Fmt, class Act, int NC>
 void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
-  using Fmt = std::conditional_t<kFive, std::conditional_t<kHasMin, FmtQ5_1, FmtQ5_0>,
-                                 std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>>;
+  constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
   constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q - offset)
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
@@ -352,9 +351,9 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
     __m256i i32[NC];
     q4_half<Act, 0, NC, kFive>(q, hbits, tile.xb, i, i32);
     if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, tile.xb, i, i32);
-    const __m256 d = load_fp16x8(g);
+    const __m256 d = load_d<Fmt>(g);
     tile.add_block(i, d, i32);
-    tile.add_min(i, kHasMin ? load_fp16x8(g + 16) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset)));
+    tile.add_min(i, kHasMin ? load_m<Fmt>(g) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset)));
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }
@@ -533,28 +532,28 @@ template <class Act>
 struct Q4_0K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<false, false, Act, NC>;
+    static constexpr auto run = panel_q4<FmtQ4_0, Act, NC>;
   };
 };
 template <class Act>
 struct Q4_1K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<true, false, Act, NC>;
+    static constexpr auto run = panel_q4<FmtQ4_1, Act, NC>;
   };
 };
 template <class Act>
 struct Q5_0K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<false, true, Act, NC>;
+    static constexpr auto run = panel_q4<FmtQ5_0, Act, NC>;
   };
 };
 template <class Act>
 struct Q5_1K {
   template <int NC>
   struct K {
-    static constexpr auto run = panel_q4<true, true, Act, NC>;
+    static constexpr auto run = panel_q4<FmtQ5_1, Act, NC>;
   };
 };
 template <int NC>
@@ -571,6 +570,14 @@ struct Q4I16K {
 template <int NC>
 struct Q8I16K {
   static constexpr auto run = panel_q8_i16<NC>;
+};
+// Any Q4/Q5 layout (Q4_K included) against the int8 halves of 16-bit activations.
+template <class Fmt>
+struct HalvesK {
+  template <int NC>
+  struct K {
+    static constexpr auto run = panel_q4<Fmt, ActQ16Block, NC>;
+  };
 };
 template <int NC>
 struct Q6KI16K {
@@ -605,6 +612,31 @@ constexpr PanelKernel panel_kernel_q16() {
 }
 
 }  // namespace
+
+const PanelKernel* avx2_panel_kernel_halves(gguf::TensorType type) {
+  using gguf::TensorType;
+  static const PanelKernel q4_0 = panel_kernel_q16<FmtQ4_0, avx2::HalvesK<FmtQ4_0>::K>();
+  static const PanelKernel q4_1 = panel_kernel_q16<FmtQ4_1, avx2::HalvesK<FmtQ4_1>::K>();
+  static const PanelKernel q4_k{ActFormat::kQ16_32,
+                                avx2::quantize_row_q16_32,
+                                32,
+                                FmtQ4_K::kGroupBytes,
+                                repack_q4_k,
+                                avx2::dispatch_nc<avx2::HalvesK<FmtQ4_K>::K>};
+  switch (type) {
+    case TensorType::Q4_0:
+      return &q4_0;
+    case TensorType::Q4_1:
+      return &q4_1;
+    case TensorType::Q4_K:
+      return &q4_k;
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+      return avx2_panel_kernel(type, ActivationBits::k16);
+    default:
+      return nullptr;
+  }
+}
 
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using gguf::TensorType;

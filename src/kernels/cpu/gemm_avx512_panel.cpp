@@ -279,10 +279,12 @@ inline void add_fifth_bits(__m512i hb, int t, __m512i& lo, __m512i& hi) {
 // Against 8-bit activations (ActQ8Block) one dot product per half of the
 // chunk; against 16-bit ones (ActQ16Block, q = 254 * hi + lo) the same for
 // each int8 half, combined exactly as 254 * sum_hi + sum_lo.
-template <bool kHasMin, class Act, int NC>
-void pair_q5(const std::uint8_t* panel, std::size_t stride, std::size_t cols, const std::uint8_t* x,
-             std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
-  using Fmt = std::conditional_t<kHasMin, FmtQ5_1, FmtQ5_0>;
+template <class Fmt, class Act, int NC>
+void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
+              const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
+              std::size_t nr) {
+  constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
+  constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q + offset)
   constexpr bool kTwo = std::is_same_v<Act, ActQ16Block>;
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
@@ -290,7 +292,8 @@ void pair_q5(const std::uint8_t* panel, std::size_t stride, std::size_t cols, co
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
-    const __m512i hb = load_pair(g0 + Fmt::kScaleBytes, g1 + Fmt::kScaleBytes);
+    __m512i hb = _mm512_setzero_si512();
+    if constexpr (kFive) hb = load_pair(g0 + Fmt::kScaleBytes, g1 + Fmt::kScaleBytes);
     __m512i sum[NC], sum_lo[NC];
     for (int c = 0; c < NC; ++c) sum[c] = sum_lo[c] = _mm512_setzero_si512();
     for (int t = 0; t < 4; ++t) {
@@ -298,7 +301,7 @@ void pair_q5(const std::uint8_t* panel, std::size_t stride, std::size_t cols, co
           load_pair(g0 + Fmt::kQuantOffset + 32 * t, g1 + Fmt::kQuantOffset + 32 * t);
       __m512i lo = _mm512_and_si512(raw, m4);
       __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-      add_fifth_bits(hb, t, lo, hi);
+      if constexpr (kFive) add_fifth_bits(hb, t, lo, hi);
       for (int c = 0; c < NC; ++c) {
         const Act& a = tile.xb[c][i];
         if constexpr (kTwo) {
@@ -318,10 +321,10 @@ void pair_q5(const std::uint8_t* panel, std::size_t stride, std::size_t cols, co
             _mm512_add_epi32(_mm512_mullo_epi32(sum[c], _mm512_set1_epi32(kActQ16Base)), sum_lo[c]);
       }
     }
-    const __m512 d = load_fp16_pair(g0, g1);
+    const __m512 d = load_scale_pair<Fmt>(g0, g1);
     tile.add_block(i, d, sum);
-    tile.add_min(
-        i, kHasMin ? load_fp16_pair(g0 + 16, g1 + 16) : _mm512_mul_ps(d, _mm512_set1_ps(-16.0f)));
+    tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
+                            : _mm512_mul_ps(d, _mm512_set1_ps(kOffset)));
   }
   tile.store(y, ldy, nr);
 }
@@ -362,11 +365,11 @@ template <int NC>
 struct Q8Q8 {
   static constexpr auto run = pair_q8_q8<NC>;
 };
-template <bool kHasMin, class Act>
-struct Q5 {
+template <class Fmt, class Act>
+struct Q45 {
   template <int NC>
   struct K {
-    static constexpr auto run = pair_q5<kHasMin, Act, NC>;
+    static constexpr auto run = pair_q45<Fmt, Act, NC>;
   };
 };
 
@@ -400,10 +403,13 @@ constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
 constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q4Q8<false>::K>;
 constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q4Q8<true>::K>;
 constexpr PanelPairFn kPairQ8_0Q8 = dispatch_nc<Q8Q8>;
-constexpr PanelPairFn kPairQ5_0Q16 = dispatch_nc<Q5<false, ActQ16Block>::K>;
-constexpr PanelPairFn kPairQ5_1Q16 = dispatch_nc<Q5<true, ActQ16Block>::K>;
-constexpr PanelPairFn kPairQ5_0Q8 = dispatch_nc<Q5<false, ActQ8Block>::K>;
-constexpr PanelPairFn kPairQ5_1Q8 = dispatch_nc<Q5<true, ActQ8Block>::K>;
+constexpr PanelPairFn kPairQ4_0Q16 = dispatch_nc<Q45<FmtQ4_0, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ4_1Q16 = dispatch_nc<Q45<FmtQ4_1, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ4_KQ16 = dispatch_nc<Q45<FmtQ4_K, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ5_0Q16 = dispatch_nc<Q45<FmtQ5_0, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ5_1Q16 = dispatch_nc<Q45<FmtQ5_1, ActQ16Block>::K>;
+constexpr PanelPairFn kPairQ5_0Q8 = dispatch_nc<Q45<FmtQ5_0, ActQ8Block>::K>;
+constexpr PanelPairFn kPairQ5_1Q8 = dispatch_nc<Q45<FmtQ5_1, ActQ8Block>::K>;
 
 }  // namespace folio::kernels::cpu::avx512
 FOLIO_AVX512_END
@@ -411,6 +417,15 @@ FOLIO_AVX512_END
 namespace folio::kernels::cpu {
 
 namespace {
+
+// 16-bit Q4/Q5 types: the int8-halves form of the activations (ActQ16Block),
+// with the AVX2 halves kernel for one-panel calls.
+PanelKernel with_halves_pair(gguf::TensorType type, PanelPairFn pair) {
+  PanelKernel k = *avx2_panel_kernel_halves(type);
+  k.pair = pair;
+  k.pair_cols = kMaxPairCols;
+  return k;
+}
 
 PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pair) {
   PanelKernel k = *avx2_panel_kernel(type, bits);
@@ -421,13 +436,30 @@ PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pa
 
 }  // namespace
 
+const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type) {
+  using gguf::TensorType;
+  static const PanelKernel q4_0 = with_halves_pair(TensorType::Q4_0, avx512::kPairQ4_0Q16);
+  static const PanelKernel q4_1 = with_halves_pair(TensorType::Q4_1, avx512::kPairQ4_1Q16);
+  static const PanelKernel q4_k = with_halves_pair(TensorType::Q4_K, avx512::kPairQ4_KQ16);
+  switch (type) {
+    case TensorType::Q4_0:
+      return &q4_0;
+    case TensorType::Q4_1:
+      return &q4_1;
+    case TensorType::Q4_K:
+      return &q4_k;
+    default:
+      return nullptr;
+  }
+}
+
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using ActivationBits::k16, ActivationBits::k8;
   using gguf::TensorType;
   static const PanelKernel table[2][5] = {{with_pair(TensorType::Q4_0, k16, avx512::kPairQ4_0I16),
                                            with_pair(TensorType::Q4_1, k16, avx512::kPairQ4_1I16),
-                                           with_pair(TensorType::Q5_0, k16, avx512::kPairQ5_0Q16),
-                                           with_pair(TensorType::Q5_1, k16, avx512::kPairQ5_1Q16),
+                                           with_halves_pair(TensorType::Q5_0, avx512::kPairQ5_0Q16),
+                                           with_halves_pair(TensorType::Q5_1, avx512::kPairQ5_1Q16),
                                            with_pair(TensorType::Q8_0, k16, avx512::kPairQ8_0I16)},
                                           {with_pair(TensorType::Q4_0, k8, avx512::kPairQ4_0Q8),
                                            with_pair(TensorType::Q4_1, k8, avx512::kPairQ4_1Q8),

@@ -151,9 +151,18 @@ struct PanelKernel {
 // activation widths share one repacked layout, so `bits` may change between
 // prepare() and matmul(); every ISA level shares it too.
 const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits);
+// The AVX2 kernel of Q4_0 / Q4_1 / Q4_K / Q5_0 / Q5_1 against the int8 halves of
+// 16-bit activations (ActQ16Block), the one-panel partner of the AVX-512
+// kernels (same layout, bit-identical to the int16 kernels), or nullptr.
+const PanelKernel* avx2_panel_kernel_halves(gguf::TensorType type);
 // The AVX-512 VNNI panel kernel (one-panel calls are the AVX2 kernel's), or
 // nullptr when the type has none at that level (gemm_avx512_panel.cpp).
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits);
+// For one activation row (decode) with 16-bit activations, the AVX-512
+// kernels of Q4_0 / Q4_1 / Q4_K that multiply the nibbles as bytes against
+// the two int8 halves (vpdpbusd, 3 unpack instructions per chunk instead of
+// 7; measured 1.3x on a matvec, but slower from 8 rows on), or nullptr.
+const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type);
 
 // Bytes of the repacked form of a rows x cols matrix.
 inline std::size_t panel_matrix_bytes(const PanelKernel& k, std::size_t rows, std::size_t cols) {
