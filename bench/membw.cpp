@@ -231,8 +231,9 @@ double vnni_peak(std::uint64_t iters) {
     c6 = step(c6, x0, x0);
     c7 = step(c7, x1, x1);
   }
-  const __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
-                                     _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+  const __m512i s =
+      _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                       _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
   alignas(64) std::int32_t lanes[16];
   _mm512_store_si512(lanes, s);
   g_sink = static_cast<std::uint64_t>(lanes[0] + lanes[15]);
@@ -257,7 +258,7 @@ double amx_peak(std::uint64_t iters) {
     cfg.rows[t] = 16;
     cfg.colsb[t] = 64;
   }
-  cfg.colsb[4] = cfg.colsb[5] = K;  // A tiles: 16 rows of K bytes
+  cfg.colsb[4] = cfg.colsb[5] = K;    // A tiles: 16 rows of K bytes
   cfg.rows[6] = cfg.rows[7] = K / 4;  // B tiles: K/4 rows of 64 bytes
   _tile_loadconfig(&cfg);
   alignas(64) static std::uint8_t buf[1024] = {};

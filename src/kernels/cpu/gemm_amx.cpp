@@ -187,7 +187,7 @@ struct TileAct<ActQ16Block> {
 template <>
 struct TileAct<ActQ8Block> {
   static constexpr bool kTwoHalves = false;
-  static constexpr std::size_t kLo = 0, kD = 512, kS = 576, kBytes = 640;
+  static constexpr std::size_t kD = 512, kS = 576, kBytes = 640;
   static void put(const ActQ8Block& a, int r, std::uint8_t* out) {
     std::memcpy(out + 32 * r, a.qs, 32);
     std::memcpy(out + kD + 4 * r, &a.d, 4);
@@ -228,7 +228,7 @@ struct Bytes1024 {
 // C += A . B: A signed (kASigned) or unsigned, B signed (kBSigned) or not.
 #define FOLIO_TILE_DP(kASigned, kBSigned, c, a, b) \
   do {                                             \
-    if constexpr (kASigned && kBSigned) {          \
+    if constexpr ((kASigned) && (kBSigned)) {      \
       _tile_dpbssd(c, a, b);                       \
     } else if constexpr (kASigned) {               \
       _tile_dpbsud(c, a, b);                       \
