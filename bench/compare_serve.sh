@@ -13,7 +13,7 @@
 #
 # The load: random token-id prompts of IN tokens (identical for both servers),
 # OUT generated tokens each with ignore_eos (both generate exactly OUT), greedy.
-#   llama-server -m MODEL -t THREADS -np SLOTS -c SLOTS*(IN+OUT+64) -fa on
+#   llama-server -m MODEL -t THREADS -np SLOTS -c SLOTS*(IN+OUT+64) -fa (its faster setting)
 #   folio serve MODEL --threads THREADS --max-num-seqs SLOTS --max-model-len IN+OUT+64
 #
 # Environment knobs (defaults in brackets):
@@ -22,6 +22,7 @@
 #                    a finite rate is open-loop Poisson arrivals with no cap
 #   FOLIO_BIN [build/release/folio]   LLAMA_SERVER [bench/.work/llama.cpp-build/bin/llama-server]
 #   FOLIO_ARGS [""]  extra `folio serve` flags, e.g. "--activation-bits 8"
+#   LLAMA_FA [probe] on|off for llama-server; LLAMA_CPP_FLAVOR [native] (bench/llama_env.sh)
 # Results (JSON per run, server logs, summary.md) go to bench/.work/results/serve-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,13 +35,14 @@ in_len=${IN:-128}
 out_len=${OUT:-128}
 rates=${RATES:-inf 1}
 folio=${FOLIO_BIN:-build/release/folio}
-llama=${LLAMA_SERVER:-bench/.work/llama.cpp-build/bin/llama-server}
+source bench/llama_env.sh
+llama=${LLAMA_SERVER:-$llama_bin/llama-server}
 py=.venv/bin/python
 [[ -x $py ]] || py=python3
 
 [[ -f $model ]] || { echo "compare_serve: no model $model (run scripts/setup)" >&2; exit 1; }
 [[ -x $folio ]] || scripts/setup
-[[ -x $llama ]] || bench/llama_cpp.sh
+[[ -x $llama ]] || LLAMA_CPP_EXTRA=1 llama_need llama-server llama-bench
 out=bench/.work/results/serve-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 ctx_per_seq=$((in_len + out_len + 64))
@@ -51,8 +53,20 @@ free_port() {
   "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# Flash attention: this llama.cpp takes "-fa on|off|auto"; older builds take a bare "-fa".
-if "$llama" --help 2>&1 | grep -q -- '--flash-attn \[on|off|auto\]'; then fa=(-fa on); else fa=(-fa); fi
+# Flash attention: llama-server's faster setting on this machine, unless LLAMA_FA=on|off says.
+# Serving is decode-bound, so a short llama-bench probe (-fa 0,1) picks the setting with the
+# higher tg; it is printed with the machine header.
+machine_header "$model"
+if [[ -z ${LLAMA_FA:-} ]]; then
+  LLAMA_FA=$("$llama_bin/llama-bench" -m "$model" -t "$threads" -p 0 -n 64 -r 3 -fa 0,1 -o json \
+    2>/dev/null | "$py" -c '
+import json, sys
+rows = json.load(sys.stdin)
+best = max(rows, key=lambda r: r["avg_ts"])
+print("on" if best["flash_attn"] else "off")') || LLAMA_FA=on
+  log "llama-server flash attention: $LLAMA_FA (the faster in a llama-bench tg64 probe)"
+fi
+fa=(-fa "$LLAMA_FA")
 
 server_pid=
 stop_server() {
