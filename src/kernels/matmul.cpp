@@ -159,19 +159,26 @@ void matmul_amx(const cpu::AmxKernel& a, const cpu::PanelKernel& pk, const Weigh
                 const float* x, std::size_t n, float* y, ThreadPool& pool) {
   const std::size_t rows = w.rows(), cols = w.cols(), nb = cols / 32;
   const std::size_t m = n / cpu::kAmxRows * cpu::kAmxRows;
-  const std::size_t x_stride = cpu::act_row_bytes(a.act, cols);
-  const std::uint8_t* xa = prepare_activations(a.quantize, x, m, cols, x_stride, pool);
   const std::size_t group = nb * a.tile_block_bytes;  // 16 regrouped rows
   // The calling thread's buffer (a thread_local named inside the lambdas
   // would be each worker's own).
   thread_local std::vector<std::uint8_t> tiles;
   if (tiles.size() < m / cpu::kAmxRows * group) tiles.resize(m / cpu::kAmxRows * group);
   std::uint8_t* const xt = tiles.data();
-  pool.parallel_for(m / cpu::kAmxRows, [&](std::size_t gb, std::size_t ge, int) {
-    for (std::size_t g = gb; g < ge; ++g) {
-      a.regroup(xa + g * cpu::kAmxRows * x_stride, x_stride, nb, xt + g * group);
-    }
-  });
+  if (a.quantize_tiles != nullptr) {
+    pool.parallel_for(m / cpu::kAmxRows, [&](std::size_t gb, std::size_t ge, int) {
+      for (std::size_t g = gb; g < ge; ++g)
+        a.quantize_tiles(x + g * cpu::kAmxRows * cols, cols, xt + g * group);
+    });
+  } else {
+    const std::size_t x_stride = cpu::act_row_bytes(a.act, cols);
+    const std::uint8_t* xa = prepare_activations(a.quantize, x, m, cols, x_stride, pool);
+    pool.parallel_for(m / cpu::kAmxRows, [&](std::size_t gb, std::size_t ge, int) {
+      for (std::size_t g = gb; g < ge; ++g) {
+        a.regroup(xa + g * cpu::kAmxRows * x_stride, x_stride, nb, xt + g * group);
+      }
+    });
+  }
   const std::size_t panel_stride = nb * a.group_bytes;
   const std::size_t panels = (rows + cpu::kPanelRows - 1) / cpu::kPanelRows;
   const std::uint8_t* wb = w.bytes().data();

@@ -250,6 +250,29 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
   }
 }
 
+// The AMX path's fused quantizer writes the bytes that quantizing rows and
+// regrouping them into tiles writes, ties, zero blocks and huge values included.
+TEST(Matmul, AmxTileQuantizerMatchesRowsThenRegroup) {
+  if (detected_isa() < Isa::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const cpu::AmxKernel* a = cpu::amx_kernel(TensorType::Q4_0, ActivationBits::k16);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(a->quantize_tiles, nullptr);
+  std::mt19937 rng(21);
+  const std::size_t cols = 96, nb = cols / 32;
+  std::vector<float> x = testing::random_activations(16 * cols, rng);
+  std::fill(x.begin(), x.begin() + 32, 0.0f);
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j - 16) + 0.5f;  // ties
+  x[5 * cols] = 1e30f;
+  x[7 * cols + 40] = -3e-38f;
+  const std::size_t stride = cpu::act_row_bytes(a->act, cols);
+  std::vector<std::uint8_t> rows(16 * stride), want(nb * a->tile_block_bytes), got(want.size());
+  for (std::size_t r = 0; r < 16; ++r)
+    a->quantize(x.data() + r * cols, cols, rows.data() + r * stride);
+  a->regroup(rows.data(), stride, nb, want.data());
+  a->quantize_tiles(x.data(), cols, got.data());
+  EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size()));
+}
+
 // The rounding bound is not vacuous: corrupting one weight block breaks it by far.
 TEST(Matmul, ToleranceCatchesAWrongBlock) {
   ThreadPool pool(1);

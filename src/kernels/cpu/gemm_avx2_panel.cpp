@@ -652,31 +652,20 @@ const PanelKernel* avx2_panel_kernel(gguf::TensorType type, ActivationBits bits)
       repack_q6_k,        avx2::dispatch_nc<avx2::Q6KI16K>};
   if (type == TensorType::Q4_K) return bits == ActivationBits::k16 ? &q4_k : nullptr;
   if (type == TensorType::Q6_K) return bits == ActivationBits::k16 ? &q6_k : nullptr;
-  static const PanelKernel table[2][5] = {{panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<FmtQ4_0>::K>(),
-                                           panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<FmtQ4_1>::K>(),
-                                           panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
-                                           panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
-                                           panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
-                                          {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
-                                           panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
-                                           panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K>(),
-                                           panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K>(),
-                                           panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
+  static const PanelKernel table[2][kBlockTypes] = {
+      {panel_kernel_i16<FmtQ4_0, avx2::Q4I16K<FmtQ4_0>::K>(),
+       panel_kernel_i16<FmtQ4_1, avx2::Q4I16K<FmtQ4_1>::K>(),
+       panel_kernel_q16<FmtQ5_0, avx2::Q5_0K<ActQ16Block>::K>(),
+       panel_kernel_q16<FmtQ5_1, avx2::Q5_1K<ActQ16Block>::K>(),
+       panel_kernel_i16<FmtQ8_0, avx2::Q8I16K>()},
+      {panel_kernel_q8<FmtQ4_0, avx2::Q4_0K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ4_1, avx2::Q4_1K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ5_0, avx2::Q5_0K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ5_1, avx2::Q5_1K<ActQ8Block>::K>(),
+       panel_kernel_q8<FmtQ8_0, avx2::Q8_0K>()}};
   const auto& row = table[bits == ActivationBits::k8 ? 1 : 0];
-  switch (type) {
-    case TensorType::Q4_0:
-      return &row[0];
-    case TensorType::Q4_1:
-      return &row[1];
-    case TensorType::Q5_0:
-      return &row[2];
-    case TensorType::Q5_1:
-      return &row[3];
-    case TensorType::Q8_0:
-      return &row[4];
-    default:
-      return nullptr;
-  }
+  const int index = block_type_index(type);
+  return index < 0 ? nullptr : &row[index];
 }
 
 }  // namespace folio::kernels::cpu

@@ -456,35 +456,24 @@ const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type) {
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using ActivationBits::k16, ActivationBits::k8;
   using gguf::TensorType;
-  static const PanelKernel table[2][5] = {{with_pair(TensorType::Q4_0, k16, avx512::kPairQ4_0I16),
-                                           with_pair(TensorType::Q4_1, k16, avx512::kPairQ4_1I16),
-                                           with_halves_pair(TensorType::Q5_0, avx512::kPairQ5_0Q16),
-                                           with_halves_pair(TensorType::Q5_1, avx512::kPairQ5_1Q16),
-                                           with_pair(TensorType::Q8_0, k16, avx512::kPairQ8_0I16)},
-                                          {with_pair(TensorType::Q4_0, k8, avx512::kPairQ4_0Q8),
-                                           with_pair(TensorType::Q4_1, k8, avx512::kPairQ4_1Q8),
-                                           with_pair(TensorType::Q5_0, k8, avx512::kPairQ5_0Q8),
-                                           with_pair(TensorType::Q5_1, k8, avx512::kPairQ5_1Q8),
-                                           with_pair(TensorType::Q8_0, k8, avx512::kPairQ8_0Q8)}};
+  static const PanelKernel table[2][kBlockTypes] = {
+      {with_pair(TensorType::Q4_0, k16, avx512::kPairQ4_0I16),
+       with_pair(TensorType::Q4_1, k16, avx512::kPairQ4_1I16),
+       with_halves_pair(TensorType::Q5_0, avx512::kPairQ5_0Q16),
+       with_halves_pair(TensorType::Q5_1, avx512::kPairQ5_1Q16),
+       with_pair(TensorType::Q8_0, k16, avx512::kPairQ8_0I16)},
+      {with_pair(TensorType::Q4_0, k8, avx512::kPairQ4_0Q8),
+       with_pair(TensorType::Q4_1, k8, avx512::kPairQ4_1Q8),
+       with_pair(TensorType::Q5_0, k8, avx512::kPairQ5_0Q8),
+       with_pair(TensorType::Q5_1, k8, avx512::kPairQ5_1Q8),
+       with_pair(TensorType::Q8_0, k8, avx512::kPairQ8_0Q8)}};
   static const PanelKernel q4_k = with_pair(TensorType::Q4_K, k16, avx512::kPairQ4_KI16);
   static const PanelKernel q6_k = with_pair(TensorType::Q6_K, k16, avx512::kPairQ6_KI16);
   if (type == TensorType::Q4_K) return bits == k16 ? &q4_k : nullptr;
   if (type == TensorType::Q6_K) return bits == k16 ? &q6_k : nullptr;
   const auto& row = table[bits == k8 ? 1 : 0];
-  switch (type) {
-    case TensorType::Q4_0:
-      return &row[0];
-    case TensorType::Q4_1:
-      return &row[1];
-    case TensorType::Q5_0:
-      return &row[2];
-    case TensorType::Q5_1:
-      return &row[3];
-    case TensorType::Q8_0:
-      return &row[4];
-    default:
-      return nullptr;
-  }
+  const int index = block_type_index(type);
+  return index < 0 ? nullptr : &row[index];
 }
 
 }  // namespace folio::kernels::cpu

@@ -190,12 +190,16 @@ using AmxRegroupFn = void (*)(const std::uint8_t* x, std::size_t x_stride, std::
 using AmxPairFn = void (*)(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
                            const std::uint8_t* x, std::size_t m, float* y, std::size_t ldy,
                            std::size_t nr, std::uint8_t* scratch);
+// 16 rows of `cols` floats (`cols` apart) straight into the tile layout, the
+// same bytes as quantize + regroup (16-bit activations).
+using AmxQuantizeTilesFn = void (*)(const float* x, std::size_t cols, std::uint8_t* out);
 struct AmxKernel {
   ActFormat act;
   QuantizeRowFn quantize;
   AmxRegroupFn regroup;
-  std::size_t tile_block_bytes;  // one block of 16 regrouped activation rows
-  std::size_t group_bytes;       // of the panel layout, as PanelKernel::group_bytes
+  AmxQuantizeTilesFn quantize_tiles;  // null: quantize, then regroup
+  std::size_t tile_block_bytes;       // one block of 16 regrouped activation rows
+  std::size_t group_bytes;            // of the panel layout, as PanelKernel::group_bytes
   AmxPairFn run;
 };
 // One block of a Q5_0 / Q5_1 panel pair (groups g0, g1; g1 null for a lone

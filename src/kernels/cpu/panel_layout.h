@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "gguf/tensor_type.h"
 #include "kernels/cpu/gemm_kernel.h"
 
 namespace folio::kernels::cpu {
@@ -41,5 +42,25 @@ using FmtQ4_K = PanelLayout<2, 16, 0, 4>;
 // fp16 times an 8-bit integer); the kernels keep one int32 sum per half. 320
 // bytes per 32 values of 8 rows against the file's 210 per 256 of one.
 using FmtQ6_K = PanelLayout<2, 32, 0, 4>;
+
+// The column of a 32-value block type in the per-level kernel tables
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 -> 0..4), or -1 for any other type.
+inline constexpr int kBlockTypes = 5;
+constexpr int block_type_index(gguf::TensorType type) {
+  switch (type) {
+    case gguf::TensorType::Q4_0:
+      return 0;
+    case gguf::TensorType::Q4_1:
+      return 1;
+    case gguf::TensorType::Q5_0:
+      return 2;
+    case gguf::TensorType::Q5_1:
+      return 3;
+    case gguf::TensorType::Q8_0:
+      return 4;
+    default:
+      return -1;
+  }
+}
 
 }  // namespace folio::kernels::cpu
