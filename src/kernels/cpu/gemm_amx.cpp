@@ -11,10 +11,11 @@
 // values 4t..), so the unpack is two 32-byte loads, and/shift, two stores
 // (Q5: plus the 5th bits, as in the AVX-512 kernels, which do it).
 //
-// The activations are quantized as for the panel kernels and regrouped 16
-// rows at a time so that each A tile is 512 contiguous bytes (16 rows of one
+// The activations are quantized as for the panel kernels (the same values)
+// into a layout where each A tile is 512 contiguous bytes (16 rows of one
 // block; loading tiles from 16 scattered rows stalled on cache-line fills),
-// with the rows' d and s after them. Tiles multiply int8, so the 16-bit
+// with the rows' d and s after them: 16-bit ones straight from the floats
+// (quantize_tiles_q16), 8-bit ones as rows, then regrouped. Tiles multiply int8, so the 16-bit
 // default stores each value q (ActQ16Block, |q| <= 32258) as two base-256
 // digits q = 256 * h + l (h signed, l unsigned) and runs two tile products
 // per block on the same B tile, combined exactly as (C_h << 8) + C_l; 8-bit
