@@ -197,37 +197,7 @@ void pair_q6k_i16(const std::uint8_t* panel, std::size_t stride, std::size_t col
 }
 
 // ---- 8-bit activations (ActQ8Block): vpdpbusd -------------------------------
-
-template <bool kHasMin, int NC>
-void pair_q4_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
-                const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
-                std::size_t nr) {
-  using Fmt = std::conditional_t<kHasMin, FmtQ4_1, FmtQ4_0>;
-  const std::size_t nb = cols / 32;
-  Tile<ActQ8Block, NC> tile(x, x_stride);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
-  for (std::size_t i = 0; i < nb; ++i) {
-    const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
-    const std::uint8_t* g1 = g0 + stride;
-    __m512i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) {
-      const __m512i raw = load_pair(g0 + Fmt::kScaleBytes + 32 * t, g1 + Fmt::kScaleBytes + 32 * t);
-      const __m512i lo = _mm512_and_si512(raw, m4);
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4);
-      for (int c = 0; c < NC; ++c) {
-        const std::int8_t* xq = tile.xb[c][i].qs + 4 * t;
-        sum[c] = _mm512_dpbusd_epi32(sum[c], lo, bcast4(xq));
-        sum[c] = _mm512_dpbusd_epi32(sum[c], hi, bcast4(xq + 16));
-      }
-    }
-    const __m512 d = load_fp16_pair(g0, g1);
-    tile.add_block(i, d, sum);
-    tile.add_min(
-        i, kHasMin ? load_fp16_pair(g0 + 16, g1 + 16) : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
-  }
-  tile.store(y, ldy, nr);
-}
+// (Q4_0 / Q4_1 / Q5_0 / Q5_1 against them: pair_q45 below.)
 
 // Signed weights: vpdpbusd gets |w| as the unsigned operand and the
 // activation negated where w < 0 (|activation byte| <= 127, so it fits).
@@ -258,7 +228,7 @@ void pair_q8_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   tile.store(y, ldy, nr);
 }
 
-// ---- Q5_0 / Q5_1: 5-bit weights as unsigned bytes, vpdpbusd ----------------
+// ---- Q4 and Q5 layouts: 4- or 5-bit weights as unsigned bytes, vpdpbusd -----
 
 // The 5th bits of chunk t of both panels (hb: each row's hbits word, panel p
 // in the low 32 bytes, p + 1 in the high ones; layout at the top of
@@ -276,9 +246,9 @@ inline void add_fifth_bits(__m512i hb, int t, __m512i& lo, __m512i& hi) {
   hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(mhi, bit4));
 }
 
-// Against 8-bit activations (ActQ8Block) one dot product per half of the
-// chunk; against 16-bit ones (ActQ16Block, q = 254 * hi + lo) the same for
-// each int8 half, combined exactly as 254 * sum_hi + sum_lo.
+// Any Q4/Q5 layout (Q4_0, Q4_1, Q4_K, Q5_0, Q5_1). Against 8-bit activations
+// (ActQ8Block) one dot product per half of the chunk; against 16-bit ones (ActQ16Block, q = 254 *
+// hi + lo) the same for each int8 half, combined exactly as 254 * sum_hi + sum_lo.
 template <class Fmt, class Act, int NC>
 void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
               const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
@@ -354,13 +324,6 @@ template <int NC>
 struct Q6KI16 {
   static constexpr auto run = pair_q6k_i16<NC>;
 };
-template <bool kHasMin>
-struct Q4Q8 {
-  template <int NC>
-  struct K {
-    static constexpr auto run = pair_q4_q8<kHasMin, NC>;
-  };
-};
 template <int NC>
 struct Q8Q8 {
   static constexpr auto run = pair_q8_q8<NC>;
@@ -400,8 +363,8 @@ constexpr PanelPairFn kPairQ4_1I16 = dispatch_nc<Q4I16<FmtQ4_1>::K>;
 constexpr PanelPairFn kPairQ4_KI16 = dispatch_nc<Q4I16<FmtQ4_K>::K>;
 constexpr PanelPairFn kPairQ6_KI16 = dispatch_nc<Q6KI16>;
 constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
-constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q4Q8<false>::K>;
-constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q4Q8<true>::K>;
+constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q45<FmtQ4_0, ActQ8Block>::K>;
+constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q45<FmtQ4_1, ActQ8Block>::K>;
 constexpr PanelPairFn kPairQ8_0Q8 = dispatch_nc<Q8Q8>;
 constexpr PanelPairFn kPairQ4_0Q16 = dispatch_nc<Q45<FmtQ4_0, ActQ16Block>::K>;
 constexpr PanelPairFn kPairQ4_1Q16 = dispatch_nc<Q45<FmtQ4_1, ActQ16Block>::K>;
