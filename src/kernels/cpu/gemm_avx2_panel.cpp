@@ -91,75 +91,71 @@ void repack(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::ui
   }
 }
 
-// Q4_K rows into FmtQ4_K panels (see panel_layout.h): block 8 i + j of a
-// row is sub-block j of super-block i.
-void repack_q4_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
-  using Fmt = FmtQ4_K;
+// k-quant rows into panels of Fmt (FmtQ4_K / FmtQ6_K, see panel_layout.h):
+// block 8 i + j of a row is 32-value block j of super-block i, which
+// `decode(block, j, s0, s1, bytes)` turns into its two f32 scales and its
+// Fmt::kQuantBytes quant bytes in the panel's value order.
+template <class Fmt, class Block, class Decode>
+void repack_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst,
+              Decode decode) {
   const std::size_t nsb = cols / quant::kQK_K, nb = cols / 32;
   const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);
-  const auto* blocks = reinterpret_cast<const quant::BlockQ4_K*>(src);
+  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);  // padding rows: scales 0, quants 0
+  const auto* blocks = reinterpret_cast<const Block*>(src);
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
     for (std::size_t i = 0; i < nsb; ++i) {
-      const quant::BlockQ4_K& b = blocks[r * nsb + i];
-      const float d = fp16_to_f32(b.d), dmin = fp16_to_f32(b.dmin);
       for (int j = 0; j < 8; ++j) {
-        int sc = 0, mn = 0;
-        k4_scale_min(b.scales, j, sc, mn);
-        const float dj = d * static_cast<float>(sc), mj = -dmin * static_cast<float>(mn);
+        float s0 = 0, s1 = 0;
+        std::uint8_t q[Fmt::kQuantBytes];
+        decode(blocks[r * nsb + i], j, s0, s1, q);
         std::uint8_t* g = dst + (p * nb + 8 * i + static_cast<std::size_t>(j)) * Fmt::kGroupBytes;
-        std::memcpy(g + 4 * lane, &dj, 4);
-        std::memcpy(g + Fmt::kMinOffset + 4 * lane, &mj, 4);
-        const std::uint8_t* q = b.qs + 32 * (j / 2);
-        const int shift = 4 * (j % 2);
-        std::uint8_t nib[16];
-        for (int l = 0; l < 16; ++l) {
-          nib[l] = static_cast<std::uint8_t>(((q[l] >> shift) & 0x0F) |
-                                             (((q[l + 16] >> shift) & 0x0F) << 4));
-        }
-        for (int t = 0; t < 4; ++t) {
-          std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, nib + 4 * t, 4);
+        std::memcpy(g + 4 * lane, &s0, 4);
+        std::memcpy(g + Fmt::kMinOffset + 4 * lane, &s1, 4);
+        for (int t = 0; t < Fmt::kQuantBytes / 4; ++t) {
+          std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, q + 4 * t, 4);
         }
       }
     }
   }
 }
 
-// Q6_K rows into FmtQ6_K panels (see panel_layout.h; value order as in
-// quant/dequant_kquant.cpp): block 8 i + k of a row is values 32 k .. of
-// super-block i.
+// Q4_K: scales d * sc_j and -dmin * mn_j; nibble byte l = values l, l + 16
+// of sub-block j.
+void repack_q4_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
+  repack_k<FmtQ4_K, quant::BlockQ4_K>(
+      src, rows, cols, dst,
+      [](const quant::BlockQ4_K& b, int j, float& dj, float& mj, std::uint8_t* nib) {
+        int sc = 0, mn = 0;
+        k4_scale_min(b.scales, j, sc, mn);
+        dj = fp16_to_f32(b.d) * static_cast<float>(sc);
+        mj = -fp16_to_f32(b.dmin) * static_cast<float>(mn);
+        const std::uint8_t* q = b.qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        for (int l = 0; l < 16; ++l) {
+          nib[l] = static_cast<std::uint8_t>(((q[l] >> shift) & 0x0F) |
+                                             (((q[l + 16] >> shift) & 0x0F) << 4));
+        }
+      });
+}
+
+// Q6_K: scales d * sc of the block's two 16-value halves; bytes q - 32 (value
+// order as in quant/dequant_kquant.cpp).
 void repack_q6_k(const std::uint8_t* src, std::size_t rows, std::size_t cols, std::uint8_t* dst) {
-  using Fmt = FmtQ6_K;
-  const std::size_t nsb = cols / quant::kQK_K, nb = cols / 32;
-  const std::size_t panels = (rows + kPanelRows - 1) / kPanelRows;
-  std::memset(dst, 0, panels * nb * Fmt::kGroupBytes);
-  const auto* blocks = reinterpret_cast<const quant::BlockQ6_K*>(src);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t p = r / kPanelRows, lane = r % kPanelRows;
-    for (std::size_t i = 0; i < nsb; ++i) {
-      const quant::BlockQ6_K& b = blocks[r * nsb + i];
-      const float d = fp16_to_f32(b.d);
-      for (int k = 0; k < 8; ++k) {
+  repack_k<FmtQ6_K, quant::BlockQ6_K>(
+      src, rows, cols, dst,
+      [](const quant::BlockQ6_K& b, int k, float& da, float& db, std::uint8_t* q) {
         const int h = k / 4, s = k % 4;
         const std::uint8_t* ql = b.ql + 64 * h + 32 * (s % 2);
         const std::uint8_t* qh = b.qh + 32 * h;
-        std::int8_t q[32];
         for (int l = 0; l < 32; ++l) {
           const int v = ((ql[l] >> (4 * (s / 2))) & 0x0F) | ((qh[l] >> (2 * s)) & 3) << 4;
-          q[l] = static_cast<std::int8_t>(v - 32);
+          q[l] = static_cast<std::uint8_t>(static_cast<std::int8_t>(v - 32));
         }
-        const float da = d * static_cast<float>(b.scales[2 * k]);
-        const float db = d * static_cast<float>(b.scales[2 * k + 1]);
-        std::uint8_t* g = dst + (p * nb + 8 * i + static_cast<std::size_t>(k)) * Fmt::kGroupBytes;
-        std::memcpy(g + 4 * lane, &da, 4);
-        std::memcpy(g + Fmt::kMinOffset + 4 * lane, &db, 4);
-        for (int t = 0; t < 8; ++t) {
-          std::memcpy(g + Fmt::kQuantOffset + 32 * t + 4 * lane, q + 4 * t, 4);
-        }
-      }
-    }
-  }
+        const float d = fp16_to_f32(b.d);
+        da = d * static_cast<float>(b.scales[2 * k]);
+        db = d * static_cast<float>(b.scales[2 * k + 1]);
+      });
 }
 
 }  // namespace
