@@ -202,6 +202,7 @@ void matmul_amx(const cpu::AmxKernel& a, const cpu::PanelKernel& pk, const Weigh
 }  // namespace
 
 std::string_view matmul_kernels(Isa isa) {
+  FOLIO_CHECK(isa <= detected_isa(), "matmul_kernels: a level above this CPU's");
   return cpu::gemm_kernel_summary(isa);
 }
 

@@ -75,7 +75,7 @@ void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, Thre
             ActivationBits bits = ActivationBits::k16);
 
 // The matmul kernel families that run at `isa` (for folio info), e.g.
-// "avx512-vnni 16-row panels (Q4_0/Q4_1/Q8_0), avx2 ...".
+// "avx512-vnni 16-row panels (Q4_0/...), avx2 tiles"; isa <= detected_isa().
 std::string_view matmul_kernels(Isa isa);
 
 // Reference path: exact dequantization (quant/), f32 products with f64 accumulation.

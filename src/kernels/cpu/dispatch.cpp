@@ -1,7 +1,10 @@
 // kernels/cpu/dispatch.cpp: the level-to-kernel table (see dispatch.h).
 #include "kernels/cpu/dispatch.h"
 
+#include <string>
+
 #include "kernels/cpu/gemm_avx2.h"
+#include "quant/traits.h"
 
 namespace folio::kernels::cpu {
 
@@ -36,19 +39,66 @@ const AttentionPrims& attention_prims(Isa isa, KvDtype dtype) {
   return isa >= Isa::kAvx2 ? avx2_attention_prims(dtype) : scalar_attention_prims(dtype);
 }
 
-const char* gemm_kernel_summary(Isa isa) {
+namespace {
+
+// "Q4_0/Q4_1/..." of the repackable types `has` accepts.
+template <class Has>
+std::string type_list(Has has) {
+  using gguf::TensorType;
+  std::string out;
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                       TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    if (!has(t)) continue;
+    if (!out.empty()) out += '/';
+    out += quant::traits(t).name;
+  }
+  return out;
+}
+
+// Read off the tables above, so it cannot drift from them.
+std::string summarize(Isa isa) {
+  const auto panels_at = [](const PanelKernel* (*table)(gguf::TensorType, ActivationBits)) {
+    return type_list([table](gguf::TensorType t) { return table(t, ActivationBits::k16); });
+  };
   switch (isa) {
     case Isa::kScalar:
       return "scalar tiles";
     case Isa::kAvx2:
-      return "avx2 panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K) and tiles";
+      return "avx2 panels (" + panels_at(avx2_panel_kernel) + ") and tiles";
     case Isa::kAvx512:
-      return "avx512-vnni 16-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K), avx2 tiles";
+      return "avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), avx2 tiles";
     case Isa::kAmx:
-      return "amx-int8 tiles for prefill (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K), avx512-vnni 16-row "
-             "panels (those and Q6_K), avx2 tiles";
+      return "amx-int8 tiles for prefill (" +
+             type_list([](gguf::TensorType t) { return amx_kernel(t, ActivationBits::k16); }) +
+             "), avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), avx2 tiles";
   }
   return "unknown";
+}
+
+}  // namespace
+
+// Each level's summary is built on first use only: the AVX-512 and AMX
+// tables are compiled for their targets and must not be touched on a CPU
+// without them.
+const std::string& gemm_kernel_summary(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: {
+      static const std::string s = summarize(Isa::kScalar);
+      return s;
+    }
+    case Isa::kAvx2: {
+      static const std::string s = summarize(Isa::kAvx2);
+      return s;
+    }
+    case Isa::kAvx512: {
+      static const std::string s = summarize(Isa::kAvx512);
+      return s;
+    }
+    case Isa::kAmx:
+      break;
+  }
+  static const std::string s = summarize(Isa::kAmx);
+  return s;
 }
 
 }  // namespace folio::kernels::cpu

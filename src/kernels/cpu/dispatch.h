@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "gguf/tensor_type.h"
 #include "kernels/cpu/attention_prims.h"
@@ -39,7 +40,8 @@ inline bool simd_ops(Isa isa) {
 }
 
 // The kernel families `isa` runs for the model's matmuls, for folio info
-// (e.g. "avx512 panels (Q4_0/Q4_1/Q8_0), avx2 tiles").
-const char* gemm_kernel_summary(Isa isa);
+// (e.g. "avx512-vnni 16-row panels (Q4_0/...), avx2 tiles"), read off the
+// tables. `isa` must be at most detected_isa().
+const std::string& gemm_kernel_summary(Isa isa);
 
 }  // namespace folio::kernels::cpu
