@@ -8,7 +8,8 @@ namespace folio::engine {
 
 DraftKvCache::DraftKvCache(const model::ModelConfig& draft, std::int32_t num_blocks,
                            std::int32_t block_size, kernels::KvDtype dtype)
-    : cache_(draft, num_blocks, block_size, dtype), valid_(static_cast<std::size_t>(num_blocks)) {}
+    : cache_(draft, num_blocks, block_size, dtype, /*windowed=*/false),
+      valid_(static_cast<std::size_t>(num_blocks)) {}
 
 const std::vector<kv::BlockId>& DraftKvCache::table(sched::SeqId seq) const {
   const std::vector<kv::BlockId>* t = cache_.table(seq);
@@ -23,7 +24,7 @@ void DraftKvCache::apply(const sched::SchedulerOutput& plan) {
   const std::int32_t bs = cache_.block_size();
   for (const sched::ScheduledRequest& s : plan.requests) {
     const auto& t = table(s.id);
-    for (auto i = static_cast<std::size_t>(s.blocks_from); i < t.size(); ++i)
+    for (auto i = static_cast<std::size_t>(s.tables.front().blocks_from); i < t.size(); ++i)
       if (static_cast<std::int64_t>(i) * bs >= s.start_pos)
         valid_[static_cast<std::size_t>(t[i])] = 0;
   }

@@ -5,8 +5,9 @@
 // target: one block of the pool is the target's bytes plus the draft's
 // (ModelRunner::kv_bytes_per_block counts both), so the draft's memory is
 // in the one paged budget, is freed with the request and rolls back with
-// it. A PagedKvCache over the draft model's config follows every plan
-// (tables, COW copies) exactly as the target's does.
+// it. A PagedKvCache over the draft model's config, all its layers in one
+// group, follows every plan (the table of the target's group 0, which holds
+// every position; COW copies) exactly as the target's does.
 //
 // The draft computes its K/V lazily: only for sequences that draft (none
 // while the load rule turns speculation off), catching up on what it lacks
@@ -43,7 +44,7 @@ class DraftKvCache {
 
   static std::size_t bytes_per_block(const model::ModelConfig& draft, std::int32_t block_size,
                                      kernels::KvDtype dtype) {
-    return PagedKvCache::bytes_per_block(draft, block_size, dtype);
+    return PagedKvCache::bytes_per_block(draft, block_size, dtype, /*windowed=*/false);
   }
 
   // Follows one plan (the target's cache follows the same one).

@@ -17,9 +17,8 @@ std::int64_t mem_available_bytes() {
   return 0;
 }
 
-std::int64_t default_kv_cache_memory(std::int64_t per_block, std::int32_t block_size,
-                                     std::int32_t max_num_seqs, std::int32_t max_model_len) {
-  const std::int64_t blocks_per_seq = (max_model_len + block_size - 1) / block_size;
+std::int64_t default_kv_cache_memory(std::int64_t per_block, std::int64_t blocks_per_seq,
+                                     std::int32_t max_num_seqs) {
   const std::int64_t need = per_block * blocks_per_seq * std::int64_t{max_num_seqs};
   const std::int64_t avail = mem_available_bytes();
   const std::int64_t cap = avail > 0 ? avail / 4 : std::int64_t{1} << 30;

@@ -2,7 +2,9 @@
 //
 // Default budget (no --kv-cache-memory):
 //
-//   need   = max_num_seqs * ceil(max_model_len / block_size) * bytes_per_block
+//   need   = max_num_seqs * blocks_per_seq * bytes_per_block
+//            (blocks_per_seq: what one max_model_len sequence holds at most,
+//            a sliding-window group only its window: kv::max_blocks_per_seq)
 //   budget = min(need, 25% of MemAvailable)      (1 GiB if /proc is unreadable)
 //
 // i.e. never more than every seat at full length could use, and never so much
@@ -18,7 +20,7 @@ std::int64_t mem_available_bytes();
 
 // `bytes_per_block`: what the runner's pool spends on one block
 // (ModelRunner::kv_bytes_per_block).
-std::int64_t default_kv_cache_memory(std::int64_t bytes_per_block, std::int32_t block_size,
-                                     std::int32_t max_num_seqs, std::int32_t max_model_len);
+std::int64_t default_kv_cache_memory(std::int64_t bytes_per_block, std::int64_t blocks_per_seq,
+                                     std::int32_t max_num_seqs);
 
 }  // namespace folio::engine

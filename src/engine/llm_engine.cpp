@@ -16,6 +16,13 @@ namespace folio::engine {
 
 namespace {
 
+sched::SchedulerConfig sched_config(const EngineConfig& c) {
+  const std::int32_t ahead =
+      c.speculative.drafts_with_model() ? c.speculative.num_speculative_tokens : 0;
+  return {c.max_num_batched_tokens,       c.max_num_seqs, c.max_model_len, c.scheduling_policy,
+          c.long_prefill_token_threshold, ahead};
+}
+
 EngineConfig resolve(EngineConfig c, const ModelRunner& runner) {
   if (c.block_size < 1 || c.block_size > 1024) throw Error("--block-size must be in [1, 1024]");
   if (c.max_model_len <= 0) {
@@ -24,9 +31,11 @@ EngineConfig resolve(EngineConfig c, const ModelRunner& runner) {
                               : kFallbackModelLen;
   }
   if (c.kv_cache_memory <= 0) {
-    c.kv_cache_memory =
-        default_kv_cache_memory(runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype),
-                                c.block_size, c.max_num_seqs, c.max_model_len);
+    const std::vector<kv::KvGroup> groups = runner.kv_groups();
+    const std::int64_t per_seq = kv::max_blocks_per_seq(groups, c.block_size, c.max_model_len,
+                                                        sched::max_step_tokens(sched_config(c)));
+    c.kv_cache_memory = default_kv_cache_memory(
+        runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype), per_seq, c.max_num_seqs);
   }
   return c;
 }
@@ -36,15 +45,15 @@ std::int32_t blocks_for(const EngineConfig& c, const ModelRunner& runner) {
                                   runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype));
 }
 
-sched::SchedulerConfig sched_config(const EngineConfig& c) {
-  const std::int32_t ahead =
-      c.speculative.drafts_with_model() ? c.speculative.num_speculative_tokens : 0;
-  return {c.max_num_batched_tokens,       c.max_num_seqs, c.max_model_len, c.scheduling_policy,
-          c.long_prefill_token_threshold, ahead};
-}
-
-RequestLimits::Values limit_values(const EngineConfig& c, std::int32_t blocks, std::int32_t vocab) {
-  return {c.max_model_len, c.max_num_seqs, blocks, c.block_size, vocab};
+RequestLimits::Values limit_values(const EngineConfig& c, std::int32_t blocks, std::int32_t vocab,
+                                   const ModelRunner& runner) {
+  return {c.max_model_len,
+          c.max_num_seqs,
+          blocks,
+          c.block_size,
+          vocab,
+          runner.kv_groups(),
+          sched::max_step_tokens(sched_config(c))};
 }
 
 std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c, ModelRunner& runner,
@@ -71,9 +80,9 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
       config_(resolve(config, runner)),
       num_blocks_(blocks_for(config_, runner)),
       vocab_(runner.vocab_size()),
-      limits_(limit_values(config_, num_blocks_, vocab_)),
-      sched_(sched_config(config_),
-             {num_blocks_, config_.block_size, config_.enable_prefix_caching}) {
+      limits_(limit_values(config_, num_blocks_, vocab_, runner)),
+      sched_(sched_config(config_), {num_blocks_, config_.block_size, config_.enable_prefix_caching,
+                                     nullptr, runner.kv_groups()}) {
   kv_bytes_ = runner_.init_kv({num_blocks_, config_.block_size, config_.kv_cache_dtype});
   if (config_.speculative.enabled()) {
     proposer_ =

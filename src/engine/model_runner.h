@@ -34,6 +34,7 @@
 
 #include "base/error.h"
 #include "kernels/kv_row.h"
+#include "kv/kv_groups.h"
 #include "sched/scheduler_output.h"
 
 namespace folio::engine {
@@ -79,7 +80,10 @@ class ModelRunner {
   virtual std::int32_t vocab_size() const = 0;
   // Positions the model was trained for (the default --max-model-len); 0: unknown.
   virtual std::int64_t context_length() const = 0;
-  // Bytes one KV block of `block_size` positions takes over all layers.
+  // The model's KV layer groups (kv/kv_groups.h) for the scheduler's block
+  // tables; empty: one group of every layer, all positions kept.
+  virtual std::vector<kv::KvGroup> kv_groups() const { return {}; }
+  // Bytes one KV block of `block_size` positions takes (one group's layers).
   virtual std::int64_t kv_bytes_per_block(std::int32_t block_size,
                                           kernels::KvDtype dtype) const = 0;
   // Allocates the KV pool (once, before the first execute). Returns its bytes.

@@ -28,6 +28,10 @@ std::int64_t PagedModelRunner::context_length() const {
   return static_cast<std::int64_t>(model_.config().n_ctx_train);
 }
 
+std::vector<kv::KvGroup> PagedModelRunner::kv_groups() const {
+  return PagedKvCache::layout(model_.config()).groups;
+}
+
 std::int64_t PagedModelRunner::kv_bytes_per_block(std::int32_t block_size,
                                                   kernels::KvDtype dtype) const {
   std::size_t bytes = PagedKvCache::bytes_per_block(model_.config(), block_size, dtype);
@@ -39,6 +43,12 @@ std::int64_t PagedModelRunner::kv_bytes_per_block(std::int32_t block_size,
 std::int64_t PagedModelRunner::init_kv(const KvLayout& layout) {
   FOLIO_CHECK(!cache_, "the KV pool is allocated once");
   cache_.emplace(model_.config(), layout.num_blocks, layout.block_size, layout.dtype);
+  // The draft's K/V follows the table of group 0, which keeps every
+  // position only when the model has a full-attention layer.
+  if (draft_model_ != nullptr && cache_->groups().groups.front().window != 0)
+    throw Error(
+        "--speculative-config: method draft_model needs a target with full-attention "
+        "layers; every layer of this model uses a sliding window");
   std::size_t bytes = cache_->total_bytes();
   if (draft_model_ != nullptr) {
     draft_kv_.emplace(draft_model_->config(), layout.num_blocks, layout.block_size, layout.dtype);

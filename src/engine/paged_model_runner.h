@@ -43,6 +43,7 @@ class PagedModelRunner final : public ModelRunner {
 
   std::int32_t vocab_size() const override;
   std::int64_t context_length() const override;
+  std::vector<kv::KvGroup> kv_groups() const override;
   std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const override;
   std::int64_t init_kv(const KvLayout& layout) override;
   RunnerOutput execute(const sched::SchedulerOutput& plan) override;

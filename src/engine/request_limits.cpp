@@ -16,7 +16,7 @@ std::string str(std::int64_t v) {
 
 RequestLimits::RequestLimits(const Values& v) : v_(v) {
   if (v.max_model_len < 1 || v.max_num_seqs < 1 || v.num_kv_blocks < 1 || v.block_size < 1 ||
-      v.vocab_size < 1) {
+      v.vocab_size < 1 || v.max_step_tokens < 1) {
     throw Error(
         "request limits need a positive max-model-len, max-num-seqs, KV pool and vocabulary");
   }
@@ -53,7 +53,8 @@ AdmittedRequest RequestLimits::admit(EngineRequest r, double now) const {
   // The last sampled token is never fed back, so a sequence holds at most
   // prompt + max_tokens - 1 positions; they must fit in the pool alone.
   const std::int64_t positions = prompt + *r.params.max_tokens - 1;
-  const std::int64_t blocks = (positions + v_.block_size - 1) / v_.block_size;
+  const std::int64_t blocks =
+      kv::max_blocks_per_seq(v_.kv_groups, v_.block_size, positions, v_.max_step_tokens);
   if (blocks > v_.num_kv_blocks) {
     throw Error("request needs " + str(blocks) + " KV blocks (" + str(positions) +
                 " positions) but the KV cache holds only " + str(v_.num_kv_blocks) +

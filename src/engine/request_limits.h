@@ -10,14 +10,16 @@
 // It checks the sampling parameters (SamplingParams::validate), the prompt
 // (non-empty, ids in the vocabulary), n in [1, --max-num-seqs], the
 // context (prompt + max_tokens <= --max-model-len) and the KV pool (the
-// request's positions fit in the whole pool), and fills the default
+// blocks the request's positions ever hold at once fit in the whole pool), and fills the default
 // max_tokens: whatever the context leaves, max_model_len - prompt.
 #pragma once
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "engine/protocol.h"
+#include "kv/kv_groups.h"
 
 namespace folio::engine {
 
@@ -42,6 +44,11 @@ class RequestLimits {
     std::int32_t num_kv_blocks = 0;  // the whole pool
     std::int32_t block_size = 0;
     std::int32_t vocab_size = 0;
+    // The pool's layer groups (empty: one full-attention group) and the most
+    // positions one step computes for a sequence: a sliding group holds at
+    // most a window plus one step (kv::max_blocks_per_seq).
+    std::vector<kv::KvGroup> kv_groups = {};
+    std::int64_t max_step_tokens = 1;
   };
 
   // Throws folio::Error for values that cannot admit anything (non-positive).

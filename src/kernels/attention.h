@@ -35,7 +35,9 @@ struct AttentionShape {
 };
 
 // One query token at absolute position `pos` (it attends to positions
-// max(0, pos - window + 1) .. pos, which must all be present in `pages`).
+// max(0, pos - window + 1) .. pos, which must all be present in `pages`;
+// a page wholly before that range is never read and may have k = v =
+// nullptr, as the blocks a paged sliding window released do).
 // q: [n_heads x head_dim]; out: [n_heads x head_dim].
 void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
                const AttentionShape& shape, float* out);

@@ -50,7 +50,7 @@ void BlockPool::list_insert_after(BlockId prev, BlockId b) {
 void BlockPool::uncache(BlockId b) {
   Meta& m = meta(b);
   if (!m.cached) return;
-  auto it = map_.find(m.hash);
+  auto it = map_.find({m.hash, m.group});
   if (it != map_.end() && it->second == b) map_.erase(it);
   m.cached = false;
   if (free_.contains(b)) --cached_free_;
@@ -90,39 +90,40 @@ void BlockPool::release(BlockId b) {
 }
 
 bool BlockPool::content_matches(BlockId b, std::span<const TokenId> tokens, std::uint64_t extra_key,
-                                BlockId parent) const {
+                                BlockId parent, std::int32_t group) const {
   const Meta& m = meta(b);
-  if (m.extra_key != extra_key || m.parent != parent) return false;
+  if (m.extra_key != extra_key || m.parent != parent || m.group != group) return false;
   if (parent != kNoBlock && meta(parent).gen != m.parent_gen) return false;
   auto own = tokens_of(b);
   return std::equal(own.begin(), own.end(), tokens.begin(), tokens.end());
 }
 
 BlockId BlockPool::cache_block(BlockId b, const BlockHash& hash, std::span<const TokenId> tokens,
-                               std::uint64_t extra_key, BlockId parent) {
+                               std::uint64_t extra_key, BlockId parent, std::int32_t group) {
   FOLIO_CHECK(tokens.size() == static_cast<std::size_t>(block_size_), "caching a partial block");
   FOLIO_CHECK(meta(b).ref > 0 && !meta(b).cached, "caching a free or already cached block");
-  auto it = map_.find(hash);
+  auto it = map_.find({hash, group});
   if (it != map_.end())
-    return content_matches(it->second, tokens, extra_key, parent) ? it->second : kNoBlock;
+    return content_matches(it->second, tokens, extra_key, parent, group) ? it->second : kNoBlock;
   journal(b);
   Meta& m = meta(b);
   m.cached = true;
   m.hash = hash;
   m.extra_key = extra_key;
+  m.group = group;
   m.parent = parent;
   m.parent_gen = parent == kNoBlock ? 0 : meta(parent).gen;
   std::copy(tokens.begin(), tokens.end(),
             tokens_.begin() + static_cast<std::ptrdiff_t>(b) * block_size_);
-  map_.emplace(hash, b);
+  map_.emplace(CacheKey{hash, group}, b);
   return b;
 }
 
 BlockId BlockPool::lookup(const BlockHash& hash, std::span<const TokenId> tokens,
-                          std::uint64_t extra_key, BlockId parent) const {
-  auto it = map_.find(hash);
+                          std::uint64_t extra_key, BlockId parent, std::int32_t group) const {
+  auto it = map_.find({hash, group});
   if (it == map_.end()) return kNoBlock;
-  return content_matches(it->second, tokens, extra_key, parent) ? it->second : kNoBlock;
+  return content_matches(it->second, tokens, extra_key, parent, group) ? it->second : kNoBlock;
 }
 
 void BlockPool::clear_cache() {
@@ -152,7 +153,7 @@ void BlockPool::rollback_transaction() {
     if (free_.contains(b)) list_remove(b);
     uncache(b);
     meta(b) = it->meta;  // off the list here, so no counter moves
-    if (it->meta.cached) map_.emplace(it->meta.hash, b);
+    if (it->meta.cached) map_.emplace(CacheKey{it->meta.hash, it->meta.group}, b);
     if (it->in_list) list_insert_after(it->prev, b);
   }
   journal_.clear();
@@ -167,14 +168,15 @@ std::string BlockPool::verify() const {
       return "block " + std::to_string(b) + " ref " + std::to_string(m.ref) +
              " disagrees with free-list membership";
     if (m.cached) {
-      auto it = map_.find(m.hash);
+      auto it = map_.find({m.hash, m.group});
       if (it == map_.end() || it->second != b)
         return "cached block " + std::to_string(b) + " missing from the hash map";
       if (m.ref == 0) ++cached_free;
     }
   }
-  for (const auto& [h, b] : map_)
-    if (!meta(b).cached || !(meta(b).hash == h)) return "hash map entry for an uncached block";
+  for (const auto& [key, b] : map_)
+    if (!meta(b).cached || !(meta(b).hash == key.hash) || meta(b).group != key.group)
+      return "hash map entry for an uncached block";
   if (cached_free != cached_free_) return "cached-free counter out of date";
   return "";
 }

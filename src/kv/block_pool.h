@@ -3,8 +3,12 @@
 // The pool owns bookkeeping only (the K/V bytes live in the runner's
 // storage, indexed by the same block ids). Each block has a reference count
 // (how many block tables hold it) and, once full and computed, may carry a
-// prefix-cache identity: its chained hash, its token ids, its extra key and
-// a link to its parent block. Invariants (checked by verify()):
+// prefix-cache identity: its chained hash, its layer group (kv_groups.h:
+// the same tokens have one block per group), its token ids, its extra key
+// and a link to its parent block (in group 0 the previous block of the
+// prefix; in another group the group-0 block of the same positions, which
+// anchors it to a verified prefix even when its own predecessors were
+// released by a sliding window). Invariants (checked by verify()):
 //
 //   ref == 0  <=>  the block is on the free list (FreeBlockList, LRU order)
 //   cached    <=>  the hash map points at the block
@@ -65,11 +69,11 @@ class BlockPool {
   // identical one (same tokens, extra key and parent) is already cached, or
   // kNoBlock when the hash is taken by different content (a collision).
   BlockId cache_block(BlockId b, const BlockHash& hash, std::span<const TokenId> tokens,
-                      std::uint64_t extra_key, BlockId parent);
+                      std::uint64_t extra_key, BlockId parent, std::int32_t group = 0);
   // The cached block for `hash` if its tokens, extra key and parent match;
   // kNoBlock otherwise. `parent` is the previous block of the prefix walk.
   BlockId lookup(const BlockHash& hash, std::span<const TokenId> tokens, std::uint64_t extra_key,
-                 BlockId parent) const;
+                 BlockId parent, std::int32_t group = 0) const;
   // Forgets every cache entry (blocks keep their references).
   void clear_cache();
 
@@ -90,6 +94,7 @@ class BlockPool {
     bool cached = false;
     BlockHash hash;
     std::uint64_t extra_key = 0;
+    std::int32_t group = 0;
     BlockId parent = kNoBlock;
     std::uint32_t parent_gen = 0;
     std::uint32_t gen = 0;  // bumped on every allocation (content replaced)
@@ -105,7 +110,7 @@ class BlockPool {
   Meta& meta(BlockId b);
   std::span<const TokenId> tokens_of(BlockId b) const;
   bool content_matches(BlockId b, std::span<const TokenId> tokens, std::uint64_t extra_key,
-                       BlockId parent) const;
+                       BlockId parent, std::int32_t group) const;
   void journal(BlockId b);
   // Free-list and cache-flag changes go through these to keep cached_free_.
   void list_remove(BlockId b);
@@ -117,7 +122,18 @@ class BlockPool {
   std::vector<Meta> meta_;
   std::vector<TokenId> tokens_;  // [num_blocks x block_size], valid while cached
   FreeBlockList free_;
-  std::unordered_map<BlockHash, BlockId, BlockHashHasher> map_;
+  struct CacheKey {
+    BlockHash hash;
+    std::int32_t group = 0;
+    bool operator==(const CacheKey&) const = default;
+  };
+  struct CacheKeyHasher {
+    std::size_t operator()(const CacheKey& k) const {
+      return BlockHashHasher{}(k.hash) ^
+             (static_cast<std::size_t>(k.group) * 0xC2B2AE3D27D4EB4Full);
+    }
+  };
+  std::unordered_map<CacheKey, BlockId, CacheKeyHasher> map_;
   std::int32_t cached_free_ = 0;
   bool journaling_ = false;
   std::vector<JournalEntry> journal_;

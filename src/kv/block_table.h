@@ -7,6 +7,11 @@
 //
 //   positions  0..15 | 16..31 | 32..37 ......
 //   blocks   [  b4   |  b11   |  b2 (6/16 used) ]     num_slots = 38
+//
+// In a sliding-window group (kv_groups.h) the first `num_skipped` entries
+// are kNoBlock placeholders: blocks no query reads any more, released to the
+// pool. Positions keep their block index, so the attention kernel masks by
+// position and never touches a placeholder.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,7 @@ namespace folio::kv {
 struct BlockTable {
   std::vector<BlockId> blocks;
   std::int32_t num_slots = 0;
+  std::int32_t num_skipped = 0;
 
   std::int32_t size() const { return static_cast<std::int32_t>(blocks.size()); }
   BlockId operator[](std::int32_t i) const { return blocks[static_cast<std::size_t>(i)]; }

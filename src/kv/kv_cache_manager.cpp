@@ -7,10 +7,23 @@
 
 namespace folio::kv {
 
+namespace {
+
+std::span<const TokenId> block_tokens(std::span<const TokenId> tokens, std::int32_t k,
+                                      std::int32_t bs) {
+  return tokens.subspan(static_cast<std::size_t>(k) * static_cast<std::size_t>(bs),
+                        static_cast<std::size_t>(bs));
+}
+
+}  // namespace
+
 KvCacheManager::KvCacheManager(const KvCacheConfig& config)
     : pool_(config.num_blocks, config.block_size),
       caching_(config.enable_prefix_caching),
-      hash_fn_(config.hash_fn != nullptr ? config.hash_fn : &hash_block) {}
+      hash_fn_(config.hash_fn != nullptr ? config.hash_fn : &hash_block),
+      groups_(config.groups.empty() ? std::vector<KvGroup>{KvGroup{}} : config.groups) {
+  for (const KvGroup& g : groups_) FOLIO_CHECK(g.window >= 0, "negative attention window");
+}
 
 void KvCacheManager::set_prefix_caching(bool enabled) {
   if (enabled == caching_) return;
@@ -19,9 +32,13 @@ void KvCacheManager::set_prefix_caching(bool enabled) {
   // Blocks computed while disabled are never offered later: start each
   // live sequence's caching after what it already holds.
   for (auto& [id, s] : seqs_) {
-    s.num_cached_blocks = s.table.size();
+    s.num_cached_blocks = s.tables[0].size();
     s.cache_broken = true;
   }
+}
+
+std::int32_t KvCacheManager::skip_for(std::size_t g, std::int64_t num_computed) const {
+  return skipped_blocks(groups_[g].window, pool_.block_size(), num_computed);
 }
 
 void KvCacheManager::ensure_hashes(std::span<const TokenId> tokens, std::int32_t num_full,
@@ -41,16 +58,45 @@ PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
   const std::int32_t bs = pool_.block_size();
   const auto num_full = static_cast<std::int32_t>(tokens.size() / static_cast<std::size_t>(bs));
   ensure_hashes(tokens, num_full, extra_key, hashes);
+  // Group 0: the longest verified chain from the first block.
+  std::vector<BlockId> chain;
   BlockId parent = kNoBlock;
   for (std::int32_t k = 0; k < num_full; ++k) {
-    auto block_tokens = tokens.subspan(static_cast<std::size_t>(k) * static_cast<std::size_t>(bs),
-                                       static_cast<std::size_t>(bs));
-    BlockId b = pool_.lookup(hashes[static_cast<std::size_t>(k)], block_tokens, extra_key, parent);
+    BlockId b = pool_.lookup(hashes[static_cast<std::size_t>(k)], block_tokens(tokens, k, bs),
+                             extra_key, parent);
     if (b == kNoBlock) break;
-    hit.blocks.push_back(b);
+    chain.push_back(b);
     parent = b;
   }
-  hit.num_tokens = static_cast<std::int32_t>(hit.blocks.size()) * bs;
+  // Other groups: block k is anchored to chain[k]. A hit of n blocks needs
+  // blocks [skip(n * bs), n) of every group; take the longest n that has them.
+  const std::size_t ng = groups_.size();
+  std::vector<std::vector<BlockId>> found(ng);
+  found[0] = chain;
+  for (std::size_t g = 1; g < ng; ++g) {
+    for (std::size_t k = 0; k < chain.size(); ++k) {
+      const auto kk = static_cast<std::int32_t>(k);
+      found[g].push_back(pool_.lookup(hashes[k], block_tokens(tokens, kk, bs), extra_key, chain[k],
+                                      static_cast<std::int32_t>(g)));
+    }
+  }
+  auto n = static_cast<std::int32_t>(chain.size());
+  for (; n > 0; --n) {
+    bool ok = true;
+    for (std::size_t g = 1; g < ng && ok; ++g) {
+      for (std::int32_t k = skip_for(g, std::int64_t{n} * bs); k < n && ok; ++k)
+        ok = found[g][static_cast<std::size_t>(k)] != kNoBlock;
+    }
+    if (ok) break;
+  }
+  hit.num_tokens = n * bs;
+  if (n == 0) return hit;
+  hit.groups.resize(ng);
+  for (std::size_t g = 0; g < ng; ++g) {
+    auto& out = hit.groups[g];
+    out.assign(found[g].begin(), found[g].begin() + n);
+    std::fill_n(out.begin(), skip_for(g, hit.num_tokens), kNoBlock);
+  }
   return hit;
 }
 
@@ -59,58 +105,122 @@ void KvCacheManager::record_prefix_query(std::int64_t query_tokens, std::int64_t
   prefix_hit_tokens_ += hit_tokens;
 }
 
+void KvCacheManager::release_skipped(SeqState& s, std::int32_t num_computed) {
+  for (std::size_t g = 0; g < s.tables.size(); ++g) {
+    BlockTable& t = s.tables[g];
+    const std::int32_t skip = std::min(skip_for(g, num_computed), t.size());
+    // Oldest first: the LRU free list then evicts them in position order.
+    for (; t.num_skipped < skip; ++t.num_skipped) {
+      BlockId& b = t.blocks[static_cast<std::size_t>(t.num_skipped)];
+      if (b != kNoBlock) pool_.release(b);
+      b = kNoBlock;
+    }
+  }
+}
+
 std::optional<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq, std::int32_t num_computed,
                                                              std::int32_t num_new,
-                                                             std::span<const BlockId> hits) {
+                                                             const PrefixHit& hit) {
   const std::int32_t bs = pool_.block_size();
+  const std::size_t ng = groups_.size();
   FOLIO_CHECK(num_new > 0 && num_computed >= 0);
+  const bool with_hit = hit.num_tokens > 0;
   auto found = seqs_.find(seq);
-  const BlockTable empty;
-  const BlockTable& old = found != seqs_.end() ? found->second.table : empty;
-  if (!hits.empty())
-    FOLIO_CHECK(old.size() == 0 && num_computed == static_cast<std::int32_t>(hits.size()) * bs,
+  if (with_hit)
+    FOLIO_CHECK(found == seqs_.end() && num_computed == hit.num_tokens && hit.groups.size() == ng &&
+                    static_cast<std::int32_t>(hit.groups[0].size()) * bs == hit.num_tokens,
                 "prefix hits must start a fresh table and cover the computed tokens");
-  FOLIO_CHECK(!hits.empty() || num_computed <= old.num_slots,
+  if (found != seqs_.end()) release_skipped(found->second, num_computed);
+  const SeqState empty{std::vector<BlockTable>(ng)};
+  const SeqState& old = found != seqs_.end() ? found->second : empty;
+  FOLIO_CHECK(with_hit || num_computed <= old.tables[0].num_slots,
               "computing past the sequence's reserved slots");
 
-  const std::int32_t have = old.size() + static_cast<std::int32_t>(hits.size());
   const std::int32_t need = (num_computed + num_new + bs - 1) / bs;
-  const std::int32_t fresh = std::max(0, need - have);
   // The first position written lies in an existing block only when that
   // block is partly filled; if other tables share it, copy it first.
   const std::int32_t write_block = num_computed / bs;
-  const bool cow = write_block < old.size() && pool_.ref_count(old[write_block]) > 1;
-  std::int32_t revived = 0;  // hits sitting on the free list leave it when touched
-  for (BlockId b : hits) revived += pool_.ref_count(b) == 0 ? 1 : 0;
-  if (fresh + (cow ? 1 : 0) + revived > pool_.num_free()) return std::nullopt;
+  std::int32_t cost = 0;
+  std::vector<bool> cow(ng, false);
+  for (std::size_t g = 0; g < ng; ++g) {
+    const BlockTable& t = old.tables[g];
+    const std::int32_t have =
+        t.size() + (with_hit ? static_cast<std::int32_t>(hit.groups[g].size()) : 0);
+    cost += std::max(0, need - have);
+    cow[g] =
+        write_block < t.size() && t[write_block] != kNoBlock && pool_.ref_count(t[write_block]) > 1;
+    cost += cow[g] ? 1 : 0;
+    if (with_hit)  // hits sitting on the free list leave it when touched
+      for (BlockId b : hit.groups[g]) cost += b != kNoBlock && pool_.ref_count(b) == 0 ? 1 : 0;
+  }
+  if (cost > pool_.num_free()) return std::nullopt;
 
   SlotAllocation out;
-  BlockTable table = old;
+  SeqState next = old;
   {
     PoolTransaction tx(pool_);
-    for (BlockId b : hits) pool_.touch(b);
-    table.blocks.insert(table.blocks.end(), hits.begin(), hits.end());
-    std::int32_t first_changed = old.size();
-    if (cow) {
-      std::vector<BlockId> dst;
-      FOLIO_CHECK(pool_.allocate(1, dst));
-      BlockId src = old[write_block];
-      FOLIO_CHECK(!pool_.is_cached(src), "a cached (full) block is never written");
-      pool_.release(src);
-      table.blocks[static_cast<std::size_t>(write_block)] = dst[0];
-      out.cow.push_back({src, dst[0]});
-      first_changed = write_block;
+    // Every group's hits leave the free list before any group allocates.
+    if (with_hit)
+      for (const auto& blocks : hit.groups)
+        for (BlockId b : blocks)
+          if (b != kNoBlock) pool_.touch(b);
+    for (std::size_t g = 0; g < ng; ++g) {
+      BlockTable& table = next.tables[g];
+      const BlockTable& was = old.tables[g];
+      std::int32_t first_changed = was.size();
+      if (with_hit) {
+        table.blocks = hit.groups[g];
+        table.num_skipped = skip_for(g, num_computed);
+        first_changed = 0;
+      }
+      if (cow[g]) {
+        std::vector<BlockId> dst;
+        FOLIO_CHECK(pool_.allocate(1, dst));
+        BlockId src = was[write_block];
+        FOLIO_CHECK(!pool_.is_cached(src), "a cached (full) block is never written");
+        pool_.release(src);
+        table.blocks[static_cast<std::size_t>(write_block)] = dst[0];
+        out.cow.push_back({src, dst[0]});
+        first_changed = std::min(first_changed, write_block);
+      }
+      FOLIO_CHECK(pool_.allocate(std::max(0, need - table.size()), table.blocks));
+      table.num_slots = std::max(was.num_slots, num_computed + num_new);
+      TableDelta d;
+      d.num_skipped = table.num_skipped;
+      d.blocks_from = first_changed;
+      d.block_ids.assign(table.blocks.begin() + first_changed, table.blocks.end());
+      out.tables.push_back(std::move(d));
     }
-    FOLIO_CHECK(pool_.allocate(fresh, table.blocks));
     tx.commit();
-    out.blocks_from = std::min(first_changed, old.size());
-    if (!hits.empty()) out.blocks_from = 0;
   }
-  out.block_ids.assign(table.blocks.begin() + out.blocks_from, table.blocks.end());
-  table.num_slots = std::max(old.num_slots, num_computed + num_new);
-  live_tokens_ += table.num_slots - old.num_slots;
-  seqs_[seq].table = std::move(table);
+  if (with_hit) {  // every block of a hit is cached already
+    next.num_cached_blocks = next.tables[0].size();
+    next.cache_parent = next.tables[0].blocks.back();
+  }
+  seqs_[seq] = std::move(next);
   return out;
+}
+
+bool KvCacheManager::cache_block_all_groups(SeqState& s, std::int32_t k, const BlockHash& hash,
+                                            std::span<const TokenId> tokens,
+                                            std::uint64_t extra_key) {
+  BlockId anchor = kNoBlock;
+  for (std::size_t g = 0; g < s.tables.size(); ++g) {
+    const BlockId b = s.tables[g][k];
+    // Group 0 chains to its previous block; the others anchor to group 0's.
+    const BlockId parent = g == 0 ? s.cache_parent : anchor;
+    BlockId rep = b;
+    if (b == kNoBlock) {
+      if (g == 0) return false;  // released uncached: the chain cannot continue
+      continue;                  // a placeholder: nothing to offer
+    }
+    if (!pool_.is_cached(b))  // else a prefix hit or a block shared with a fork
+      rep = pool_.cache_block(b, hash, tokens, extra_key, parent, static_cast<std::int32_t>(g));
+    if (rep == kNoBlock) return false;  // collision: later blocks could not be verified
+    if (g == 0) anchor = rep;
+  }
+  s.cache_parent = anchor;
+  return true;
 }
 
 void KvCacheManager::cache_full_blocks(SeqId seq, std::span<const TokenId> tokens,
@@ -121,21 +231,15 @@ void KvCacheManager::cache_full_blocks(SeqId seq, std::span<const TokenId> token
   FOLIO_CHECK(it != seqs_.end(), "caching blocks of an unknown sequence");
   SeqState& s = it->second;
   const std::int32_t bs = pool_.block_size();
-  const std::int32_t num_full = std::min(num_computed / bs, s.table.size());
+  const std::int32_t num_full = std::min(num_computed / bs, s.tables[0].size());
   if (s.cache_broken || num_full <= s.num_cached_blocks) return;
   ensure_hashes(tokens, num_full, extra_key, hashes);
   for (std::int32_t k = s.num_cached_blocks; k < num_full; ++k) {
-    BlockId b = s.table[k];
-    auto block_tokens = tokens.subspan(static_cast<std::size_t>(k) * static_cast<std::size_t>(bs),
-                                       static_cast<std::size_t>(bs));
-    BlockId rep = pool_.is_cached(b) ? b  // a prefix hit or a block shared with a fork
-                                     : pool_.cache_block(b, hashes[static_cast<std::size_t>(k)],
-                                                         block_tokens, extra_key, s.cache_parent);
-    if (rep == kNoBlock) {  // collision: later blocks could not be verified
+    if (!cache_block_all_groups(s, k, hashes[static_cast<std::size_t>(k)],
+                                block_tokens(tokens, k, bs), extra_key)) {
       s.cache_broken = true;
       break;
     }
-    s.cache_parent = rep;
     s.num_cached_blocks = k + 1;
   }
 }
@@ -145,17 +249,18 @@ void KvCacheManager::fork(SeqId parent, SeqId child) {
   FOLIO_CHECK(it != seqs_.end(), "forking an unknown sequence");
   FOLIO_CHECK(seqs_.find(child) == seqs_.end(), "fork target already has a table");
   SeqState copy = it->second;
-  for (BlockId b : copy.table.blocks) pool_.touch(b);
-  live_tokens_ += copy.table.num_slots;
+  for (const BlockTable& t : copy.tables)
+    for (BlockId b : t.blocks)
+      if (b != kNoBlock) pool_.touch(b);
   seqs_.emplace(child, std::move(copy));
 }
 
 void KvCacheManager::free(SeqId seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;
-  const auto& blocks = it->second.table.blocks;
-  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) pool_.release(*b);
-  live_tokens_ -= it->second.table.num_slots;
+  for (auto t = it->second.tables.rbegin(); t != it->second.tables.rend(); ++t)
+    for (auto b = t->blocks.rbegin(); b != t->blocks.rend(); ++b)
+      if (*b != kNoBlock) pool_.release(*b);
   seqs_.erase(it);
 }
 
@@ -164,21 +269,25 @@ void KvCacheManager::truncate(SeqId seq, std::int32_t num_tokens) {
   FOLIO_CHECK(it != seqs_.end(), "truncating an unknown sequence");
   FOLIO_CHECK(num_tokens >= 0);
   SeqState& s = it->second;
-  if (num_tokens >= s.table.num_slots) return;
+  if (num_tokens >= s.tables[0].num_slots) return;
   const std::int32_t bs = pool_.block_size();
   const std::int32_t keep = (num_tokens + bs - 1) / bs;
   FOLIO_CHECK(keep >= s.num_cached_blocks, "truncating into cached blocks");
-  while (s.table.size() > keep) {
-    pool_.release(s.table.blocks.back());
-    s.table.blocks.pop_back();
+  for (BlockTable& t : s.tables) {
+    FOLIO_CHECK(keep >= t.num_skipped, "truncating into released blocks");
+    while (t.size() > keep) {
+      pool_.release(t.blocks.back());
+      t.blocks.pop_back();
+    }
+    t.num_slots = num_tokens;
   }
-  live_tokens_ -= s.table.num_slots - num_tokens;
-  s.table.num_slots = num_tokens;
 }
 
-const BlockTable* KvCacheManager::table(SeqId seq) const {
+const BlockTable* KvCacheManager::table(SeqId seq, std::int32_t group) const {
   auto it = seqs_.find(seq);
-  return it == seqs_.end() ? nullptr : &it->second.table;
+  if (it == seqs_.end()) return nullptr;
+  FOLIO_CHECK(group >= 0 && group < num_groups(), "no such KV layer group");
+  return &it->second.tables[static_cast<std::size_t>(group)];
 }
 
 KvStats KvCacheManager::stats() const {
@@ -187,8 +296,11 @@ KvStats KvCacheManager::stats() const {
   s.blocks_used = pool_.num_used();
   s.blocks_cached_free = pool_.num_cached_free();
   s.blocks_free = pool_.num_free();
-  s.live_tokens = live_tokens_;
-  s.allocated_slots = static_cast<std::int64_t>(s.blocks_used) * pool_.block_size();
+  const std::int64_t bs = pool_.block_size();
+  for (const auto& [id, seq] : seqs_)
+    for (const BlockTable& t : seq.tables)
+      s.live_tokens += std::max<std::int64_t>(0, t.num_slots - bs * t.num_skipped);
+  s.allocated_slots = static_cast<std::int64_t>(s.blocks_used) * bs;
   s.prefix_query_tokens = prefix_query_tokens_;
   s.prefix_hit_tokens = prefix_hit_tokens_;
   return s;

@@ -21,6 +21,13 @@
 // Free order: a sequence's blocks are released last block first, so its
 // tail (least likely to be shared by other prompts) is evicted before its
 // head when the pool runs dry.
+//
+// Layer groups (kv_groups.h): with several groups a sequence has one table
+// per group, all over the one pool and all the same length. Before each
+// allocation a sliding group releases the blocks wholly before the window of
+// the step's first query (they stay in the prefix cache until evicted). A
+// prefix hit needs group 0's whole chain and, in a sliding group, only the
+// blocks of the last window - 1 positions; the others are placeholders.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +39,7 @@
 #include "kv/block_hash.h"
 #include "kv/block_pool.h"
 #include "kv/block_table.h"
+#include "kv/kv_groups.h"
 #include "kv/types.h"
 
 namespace folio::kv {
@@ -40,25 +48,32 @@ struct KvCacheConfig {
   std::int32_t num_blocks = 0;
   std::int32_t block_size = 16;
   bool enable_prefix_caching = true;
-  BlockHashFn hash_fn = nullptr;  // nullptr: hash_block (xxh3-128); tests inject collisions
+  BlockHashFn hash_fn = nullptr;     // nullptr: hash_block (xxh3-128); tests inject collisions
+  std::vector<KvGroup> groups = {};  // layer groups (kv_groups.h); empty: one full group
 };
 
-// What changed in one sequence's block table: the runner truncates its copy
-// of the table to `blocks_from` entries, then appends `block_ids`.
+// What changed in one sequence's block tables, one TableDelta per group
+// (types.h), and the copies to make before the step.
 struct SlotAllocation {
-  std::int32_t blocks_from = 0;
-  std::vector<BlockId> block_ids;
+  std::vector<TableDelta> tables;
   std::vector<CowCopy> cow;
 };
 
 struct PrefixHit {
-  std::vector<BlockId> blocks;  // not yet referenced; pass to allocate_slots
-  std::int32_t num_tokens = 0;  // blocks.size() * block_size
+  // Per group, the blocks of the hit (not yet referenced; pass the hit to
+  // allocate_slots); kNoBlock where a sliding group needs none.
+  std::vector<std::vector<BlockId>> groups;
+  std::int32_t num_tokens = 0;  // blocks per group * block_size
+  // Group 0's blocks (a copy).
+  std::vector<BlockId> blocks() const {
+    return groups.empty() ? std::vector<BlockId>{} : groups[0];
+  }
 };
 
-// Utilization snapshot. live_tokens counts each table's reserved slots (a
-// block shared by k tables counts k times); allocated_slots counts physical
-// slots in used blocks, so live/allocated is the paging efficiency.
+// Utilization snapshot. live_tokens counts the slots each table holds for
+// its reserved positions (a block shared by k tables counts k times; a
+// released placeholder none); allocated_slots counts physical slots in used
+// blocks, so live/allocated is the paging efficiency.
 struct KvStats {
   std::int32_t blocks_total = 0;
   std::int32_t blocks_used = 0;
@@ -76,6 +91,8 @@ class KvCacheManager {
 
   std::int32_t block_size() const { return pool_.block_size(); }
   std::int32_t num_blocks() const { return pool_.num_blocks(); }
+  std::span<const KvGroup> groups() const { return groups_; }
+  std::int32_t num_groups() const { return static_cast<std::int32_t>(groups_.size()); }
   bool prefix_caching() const { return caching_; }
   // Disabling forgets every cached prefix; enabling caches from then on.
   void set_prefix_caching(bool enabled);
@@ -90,12 +107,13 @@ class KvCacheManager {
 
   // Reserves slots for positions [0, num_computed + num_new) of `seq`,
   // which computes positions [num_computed, num_computed + num_new) next.
-  // `hits` (only for a sequence without a table) are adopted as its first
+  // A `hit` (only for a sequence without a table) is adopted as its first
   // blocks and must cover exactly num_computed tokens. Returns nullopt and
-  // changes nothing when the pool cannot supply every block needed.
+  // changes nothing more when the pool cannot supply every block needed;
+  // the blocks a sliding window no longer reads at num_computed are
+  // released first either way.
   std::optional<SlotAllocation> allocate_slots(SeqId seq, std::int32_t num_computed,
-                                               std::int32_t num_new,
-                                               std::span<const BlockId> hits = {});
+                                               std::int32_t num_new, const PrefixHit& hit = {});
   // Registers the blocks of `seq` that became full with its first
   // `num_computed` tokens in the prefix cache.
   void cache_full_blocks(SeqId seq, std::span<const TokenId> tokens, std::int32_t num_computed,
@@ -110,12 +128,16 @@ class KvCacheManager {
   // full blocks are). No-op when it already holds no more.
   void truncate(SeqId seq, std::int32_t num_tokens);
 
-  const BlockTable* table(SeqId seq) const;
+  // Group `group`'s table of `seq`, or nullptr for an unknown seq.
+  const BlockTable* table(SeqId seq, std::int32_t group = 0) const;
   std::int32_t num_seqs() const { return static_cast<std::int32_t>(seqs_.size()); }
-  // Calls f(SeqId, const BlockTable&) for every live sequence (any order).
+  // Calls f(SeqId, group, const BlockTable&) for every table of every live
+  // sequence (any order).
   template <class F>
   void for_each_table(F&& f) const {
-    for (const auto& [id, s] : seqs_) f(id, s.table);
+    for (const auto& [id, s] : seqs_)
+      for (std::size_t g = 0; g < s.tables.size(); ++g)
+        f(id, static_cast<std::int32_t>(g), s.tables[g]);
   }
   const BlockPool& pool() const { return pool_; }
   BlockPool& pool() { return pool_; }
@@ -123,19 +145,27 @@ class KvCacheManager {
 
  private:
   struct SeqState {
-    BlockTable table;
+    std::vector<BlockTable> tables;      // per group, all of one length and num_slots
     std::int32_t num_cached_blocks = 0;  // leading blocks already offered to the cache
-    BlockId cache_parent = kNoBlock;     // cached block standing for the last offered one
+    BlockId cache_parent = kNoBlock;     // group 0's cached block for the last offered one
     bool cache_broken = false;           // a collision stopped caching this sequence
   };
   void ensure_hashes(std::span<const TokenId> tokens, std::int32_t num_full,
                      std::uint64_t extra_key, std::vector<BlockHash>& hashes) const;
+  // Leading blocks group g no longer needs once num_computed are computed.
+  std::int32_t skip_for(std::size_t g, std::int64_t num_computed) const;
+  // Releases what the sliding groups of `s` no longer read at num_computed.
+  void release_skipped(SeqState& s, std::int32_t num_computed);
+  // Offers block k of every group of `s` (tokens `block_tokens`) to the
+  // cache; false on a collision.
+  bool cache_block_all_groups(SeqState& s, std::int32_t k, const BlockHash& hash,
+                              std::span<const TokenId> block_tokens, std::uint64_t extra_key);
 
   BlockPool pool_;
   bool caching_;
   BlockHashFn hash_fn_;
+  std::vector<KvGroup> groups_;  // at least one
   std::unordered_map<SeqId, SeqState> seqs_;
-  std::int64_t live_tokens_ = 0;
   std::int64_t prefix_query_tokens_ = 0;
   std::int64_t prefix_hit_tokens_ = 0;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/strong_id.h"
 #include "base/token_id.h"
@@ -25,6 +26,17 @@ struct CowCopy {
   BlockId src = kNoBlock;
   BlockId dst = kNoBlock;
   bool operator==(const CowCopy&) const = default;
+};
+
+// What changed in one block table (one layer group of one sequence) in a
+// step: the holder truncates its copy of the table to `blocks_from` entries,
+// appends `block_ids`, and treats its first `num_skipped` entries as released
+// placeholders (kNoBlock): blocks a sliding window no longer reads.
+struct TableDelta {
+  std::int32_t num_skipped = 0;
+  std::int32_t blocks_from = 0;
+  std::vector<BlockId> block_ids;
+  bool operator==(const TableDelta&) const = default;
 };
 
 }  // namespace folio::kv

@@ -31,8 +31,7 @@ SeqId Scheduler::add_request(const RequestSpec& spec) {
   // The last sampled token is never fed back, so a sequence holds at most
   // total - 1 positions; it must fit alone in the pool (others can be
   // preempted), or it would wait forever.
-  const std::int64_t bs = kv_.block_size();
-  FOLIO_CHECK((total - 1 + bs - 1) / bs <= kv_.num_blocks(), "request larger than the KV pool");
+  FOLIO_CHECK(max_blocks(total - 1) <= kv_.num_blocks(), "request larger than the KV pool");
 
   auto r = std::make_unique<Request>();
   r->id = SeqId{next_id_++};
@@ -48,6 +47,11 @@ SeqId Scheduler::add_request(const RequestSpec& spec) {
   requests_.emplace(raw->id, std::move(r));
   waiting_.push(raw);
   return raw->id;
+}
+
+std::int64_t Scheduler::max_blocks(std::int64_t positions) const {
+  return kv::max_blocks_per_seq(kv_.groups(), kv_.block_size(), positions,
+                                max_step_tokens(config_));
 }
 
 const Request* Scheduler::find(SeqId id) const {
@@ -188,8 +192,8 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
     const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
     const std::int32_t ahead = lookahead(*r, hit.num_tokens, num_new);
-    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit.blocks);
-    if (!slots && ahead > 0) slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit.blocks);
+    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit);
+    if (!slots && ahead > 0) slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit);
     if (!slots) break;
     if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
     if (r->num_cached_tokens < 0) r->num_cached_tokens = hit.num_tokens;
@@ -232,11 +236,12 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, std::int32_t num
   s.tokens.insert(s.tokens.end(), r.spec_tokens.begin(), r.spec_tokens.begin() + num_spec);
   s.num_spec = num_spec;
   if (r.runner_has_table) {
-    s.blocks_from = slots.blocks_from;
-    s.block_ids = std::move(slots.block_ids);
+    s.tables = std::move(slots.tables);
   } else {  // first plan since admission, resumption or fork: send it all
-    s.blocks_from = 0;
-    s.block_ids = kv_.table(r.id)->blocks;
+    for (std::int32_t g = 0; g < kv_.num_groups(); ++g) {
+      const kv::BlockTable* t = kv_.table(r.id, g);
+      s.tables.push_back({t->num_skipped, 0, t->blocks});
+    }
     r.runner_has_table = true;
   }
   s.cow = std::move(slots.cow);

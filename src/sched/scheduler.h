@@ -78,6 +78,9 @@ class Scheduler {
   std::int64_t num_preemptions() const { return num_preemptions_; }
   const kv::KvCacheManager& kv() const { return kv_; }
   kv::KvCacheManager& kv() { return kv_; }
+  // Most KV blocks a sequence of `positions` positions ever holds under this
+  // configuration (sliding groups hold a window plus one step).
+  std::int64_t max_blocks(std::int64_t positions) const;
 
  private:
   // Tokens of `remaining` that one request may compute this step (the

@@ -25,6 +25,12 @@ struct SchedulerConfig {
   std::int32_t num_lookahead_tokens = 0;
 };
 
+// Most positions one step computes for one sequence: its chunk of the token
+// budget plus the slots reserved ahead for a drafter.
+inline std::int64_t max_step_tokens(const SchedulerConfig& c) {
+  return std::int64_t{c.max_num_batched_tokens} + c.num_lookahead_tokens;
+}
+
 // What a caller submits; the scheduler assigns the id.
 struct RequestSpec {
   std::vector<TokenId> prompt;

@@ -5,10 +5,12 @@
 //   ModelRunnerOutput result;                      // sampled tokens + stops
 //   scheduler.update(plan, result);                // commit
 //
-// Block tables travel as deltas: for each scheduled request the runner
-// truncates its copy of the table to `blocks_from` entries and appends
-// `block_ids`. A sequence's first plan after admission, resumption or a
-// fork always carries its whole table (blocks_from == 0). Requests in
+// Block tables travel as deltas, one per KV layer group (kv/kv_groups.h):
+// for each scheduled request and group the runner truncates its copy of the
+// table to `blocks_from` entries, appends `block_ids` and marks the first
+// `num_skipped` entries released (kv::TableDelta). A sequence's first plan
+// after admission, resumption or a fork always carries its whole tables
+// (blocks_from == 0). Requests in
 // `preempted_ids` / `finished_ids` drop their runner-side state.
 #pragma once
 
@@ -23,11 +25,10 @@ namespace folio::sched {
 
 struct ScheduledRequest {
   SeqId id;
-  std::int32_t start_pos = 0;    // == num_computed_tokens: first position computed
-  std::vector<TokenId> tokens;   // tokens at positions start_pos ...
-  std::int32_t blocks_from = 0;  // block-table delta (see above)
-  std::vector<kv::BlockId> block_ids;
-  std::vector<kv::CowCopy> cow;  // also gathered in SchedulerOutput::cow_copies
+  std::int32_t start_pos = 0;          // == num_computed_tokens: first position computed
+  std::vector<TokenId> tokens;         // tokens at positions start_pos ...
+  std::vector<kv::TableDelta> tables;  // block-table deltas, one per group (see above)
+  std::vector<kv::CowCopy> cow;        // also gathered in SchedulerOutput::cow_copies
   // Logit rows wanted: those of the last num_logits tokens, in order (0: none,
   // a prefill chunk; 1: the next token; k + 1 when k speculative tokens are
   // verified). The runner returns them in plan order.

@@ -24,8 +24,7 @@ sched::ScheduledRequest entry(std::uint64_t seq, std::int32_t start, std::int32_
   s.id = kv::SeqId{seq};
   s.start_pos = start;
   s.tokens.assign(static_cast<std::size_t>(count), 1);
-  s.block_ids = std::move(blocks);
-  s.blocks_from = blocks_from;
+  s.tables = {{0, blocks_from, std::move(blocks)}};
   s.num_logits = 1;
   return s;
 }

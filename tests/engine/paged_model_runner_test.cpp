@@ -57,8 +57,7 @@ sched::ScheduledRequest entry(std::uint64_t seq, const std::vector<TokenId>& ids
   s.id = kv::SeqId{seq};
   s.start_pos = start;
   s.tokens.assign(ids.begin() + start, ids.begin() + start + count);
-  s.block_ids = std::move(blocks);
-  s.blocks_from = blocks_from;
+  s.tables = {{0, blocks_from, std::move(blocks)}};
   s.num_logits = num_logits;
   s.num_samples = num_logits > 0 ? 1 : 0;
   return s;

@@ -41,12 +41,12 @@ TEST(KvCacheManager, PrefixHitReusesExactBlocks) {
   std::vector<BlockHash> hashes;
   auto lookup = std::span<const TokenId>(b).first(b.size() - 1);
   PrefixHit hit = m.find_longest_prefix(lookup, 0, hashes);
-  EXPECT_EQ(hit.blocks, (V{0, 1}));
+  EXPECT_EQ(hit.blocks(), (V{0, 1}));
   EXPECT_EQ(hit.num_tokens, 8);
-  auto slots = m.allocate_slots(SeqId{2}, 8, 3, hit.blocks);
+  auto slots = m.allocate_slots(SeqId{2}, 8, 3, hit);
   ASSERT_TRUE(slots);
-  EXPECT_EQ(slots->blocks_from, 0);
-  EXPECT_EQ(slots->block_ids, (V{0, 1, 3}));
+  EXPECT_EQ(slots->tables[0].blocks_from, 0);
+  EXPECT_EQ(slots->tables[0].block_ids, (V{0, 1, 3}));
   EXPECT_EQ(m.pool().ref_count(0), 1);
   EXPECT_EQ(m.pool().free_list_order(), (V{4, 5, 6, 7, 2}));
 
@@ -57,12 +57,12 @@ TEST(KvCacheManager, PrefixHitReusesExactBlocks) {
   c.push_back(2);
   c.push_back(3);
   std::vector<BlockHash> hc;
-  EXPECT_EQ(m.find_longest_prefix(c, 0, hc).blocks, (V{0}));
+  EXPECT_EQ(m.find_longest_prefix(c, 0, hc).blocks(), (V{0}));
   std::vector<BlockHash> hs;
-  EXPECT_TRUE(m.find_longest_prefix(lookup, 42, hs).blocks.empty());
+  EXPECT_TRUE(m.find_longest_prefix(lookup, 42, hs).blocks().empty());
   m.set_prefix_caching(false);
   std::vector<BlockHash> hd;
-  EXPECT_TRUE(m.find_longest_prefix(lookup, 0, hd).blocks.empty());
+  EXPECT_TRUE(m.find_longest_prefix(lookup, 0, hd).blocks().empty());
   EXPECT_EQ(m.pool().num_cached(), 0);
   EXPECT_EQ(m.pool().verify(), "");
 }
@@ -81,9 +81,9 @@ TEST(KvCacheManager, ForcedHashCollisionIsCaughtByTokenCheck) {
   m.free(SeqId{1});
   auto other = seq_tokens(50, 8);
   std::vector<BlockHash> h1;
-  EXPECT_TRUE(m.find_longest_prefix(other, 0, h1).blocks.empty());  // same hash, other tokens
+  EXPECT_TRUE(m.find_longest_prefix(other, 0, h1).blocks().empty());  // same hash, other tokens
   std::vector<BlockHash> h2;
-  EXPECT_EQ(m.find_longest_prefix(a, 0, h2).blocks, (V{0}));  // the genuine first block
+  EXPECT_EQ(m.find_longest_prefix(a, 0, h2).blocks(), (V{0}));  // the genuine first block
 }
 
 TEST(KvCacheManager, ForkSharesBlocksAndFirstWriterCopies) {
@@ -97,8 +97,8 @@ TEST(KvCacheManager, ForkSharesBlocksAndFirstWriterCopies) {
   auto s1 = m.allocate_slots(SeqId{1}, 6, 1);  // writes position 6, inside shared block 1
   ASSERT_TRUE(s1);
   EXPECT_EQ(s1->cow, (std::vector<CowCopy>{{1, 2}}));
-  EXPECT_EQ(s1->blocks_from, 1);
-  EXPECT_EQ(s1->block_ids, (V{2}));
+  EXPECT_EQ(s1->tables[0].blocks_from, 1);
+  EXPECT_EQ(s1->tables[0].block_ids, (V{2}));
   EXPECT_EQ(m.table(SeqId{1})->blocks, (V{0, 2}));
 
   auto s2 = m.allocate_slots(SeqId{2}, 6, 1);
@@ -109,16 +109,16 @@ TEST(KvCacheManager, ForkSharesBlocksAndFirstWriterCopies) {
   auto s3 = m.allocate_slots(SeqId{3}, 6, 1);  // last holder writes in place
   ASSERT_TRUE(s3);
   EXPECT_TRUE(s3->cow.empty());
-  EXPECT_EQ(s3->blocks_from, 2);
-  EXPECT_TRUE(s3->block_ids.empty());
+  EXPECT_EQ(s3->tables[0].blocks_from, 2);
+  EXPECT_TRUE(s3->tables[0].block_ids.empty());
   EXPECT_EQ(m.table(SeqId{3})->blocks, (V{0, 1}));
   EXPECT_EQ(m.pool().ref_count(0), 3);
   EXPECT_EQ(m.pool().ref_count(1), 1);
 
   auto s4 = m.allocate_slots(SeqId{3}, 7, 2);  // positions 7, 8: a new block
   ASSERT_TRUE(s4);
-  EXPECT_EQ(s4->blocks_from, 2);
-  EXPECT_EQ(s4->block_ids, (V{4}));
+  EXPECT_EQ(s4->tables[0].blocks_from, 2);
+  EXPECT_EQ(s4->tables[0].block_ids, (V{4}));
   EXPECT_EQ(m.pool().verify(), "");
 }
 
@@ -129,7 +129,7 @@ TEST(KvCacheManager, ForkOnFullBlockNeedsNoCopy) {
   auto s = m.allocate_slots(SeqId{1}, 8, 1);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->cow.empty());
-  EXPECT_EQ(s->block_ids, (V{2}));
+  EXPECT_EQ(s->tables[0].block_ids, (V{2}));
 }
 
 TEST(KvCacheManager, SlotAllocationIsAllOrNothing) {
@@ -145,18 +145,18 @@ TEST(KvCacheManager, SlotAllocationIsAllOrNothing) {
   auto b = seq_tokens(0, 13);
   std::vector<BlockHash> hashes;
   auto hit = m.find_longest_prefix(std::span<const TokenId>(b).first(12), 0, hashes);
-  EXPECT_EQ(hit.blocks, (V{0, 1, 2}));
-  auto partial = V{0, 1};
+  EXPECT_EQ(hit.blocks(), (V{0, 1, 2}));
+  const PrefixHit partial{{V{0, 1}}, 8};
   EXPECT_FALSE(m.allocate_slots(SeqId{2}, 8, 9, partial));
   EXPECT_EQ(m.table(SeqId{2}), nullptr);
   EXPECT_EQ(m.pool().free_list_order(), (V{2, 1, 0}));
   EXPECT_EQ(m.pool().num_cached_free(), 3);
   // With all three hits it needs 3 + 1 > 3: still nothing.
-  EXPECT_FALSE(m.allocate_slots(SeqId{2}, 12, 1, hit.blocks));
+  EXPECT_FALSE(m.allocate_slots(SeqId{2}, 12, 1, hit));
   m.free(SeqId{9});
-  auto ok = m.allocate_slots(SeqId{2}, 12, 1, hit.blocks);
+  auto ok = m.allocate_slots(SeqId{2}, 12, 1, hit);
   ASSERT_TRUE(ok);
-  EXPECT_EQ(ok->block_ids, (V{0, 1, 2, 3}));
+  EXPECT_EQ(ok->tables[0].block_ids, (V{0, 1, 2, 3}));
   EXPECT_EQ(m.pool().verify(), "");
 }
 
@@ -209,7 +209,7 @@ TEST(KvCacheManager, TruncateReleasesTheBlocksOfRejectedDrafts) {
   // The next step extends from there: the delta starts after block 1.
   slots = m.allocate_slots(SeqId{1}, 8, 1);
   ASSERT_TRUE(slots);
-  EXPECT_EQ(slots->blocks_from, 2);
+  EXPECT_EQ(slots->tables[0].blocks_from, 2);
   EXPECT_EQ(m.table(SeqId{1})->num_slots, 9);
   m.free(SeqId{1});
   EXPECT_EQ(m.stats().blocks_used, 0);

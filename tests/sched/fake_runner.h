@@ -54,14 +54,18 @@ inline std::vector<TokenId> reference_output(std::vector<TokenId> history, std::
 
 class FakeRunner {
  public:
-  FakeRunner(std::int32_t num_blocks, std::int32_t block_size, StopRule stop = never_stop)
+  // `windows`: the KV layer groups' windows (FakeKvStore::init).
+  FakeRunner(std::int32_t num_blocks, std::int32_t block_size, StopRule stop = never_stop,
+             std::vector<std::int32_t> windows = {})
       : stop_(std::move(stop)) {
-    kv_.init(num_blocks, block_size);
+    kv_.init(num_blocks, block_size, std::move(windows));
   }
 
   // Errors seen so far (empty when the plans were consistent).
   const std::vector<std::string>& errors() const { return kv_.errors(); }
-  const std::vector<kv::BlockId>* table(SeqId id) const { return kv_.table(id); }
+  const std::vector<kv::BlockId>* table(SeqId id, std::size_t group = 0) const {
+    return kv_.table(id, group);
+  }
   std::size_t num_tables() const { return kv_.num_tables(); }
 
   ModelRunnerOutput run(const SchedulerOutput& plan) {

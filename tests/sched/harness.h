@@ -24,7 +24,13 @@ using DraftRule = std::function<std::vector<TokenId>(const Request&)>;
 
 struct Harness {
   Harness(const SchedulerConfig& sc, const kv::KvCacheConfig& kc, StopRule stop = never_stop)
-      : sched(sc, kc), runner(kc.num_blocks, kc.block_size, std::move(stop)) {}
+      : sched(sc, kc), runner(kc.num_blocks, kc.block_size, std::move(stop), windows(kc)) {}
+
+  static std::vector<std::int32_t> windows(const kv::KvCacheConfig& kc) {
+    std::vector<std::int32_t> w;
+    for (const kv::KvGroup& g : kc.groups) w.push_back(g.window);
+    return w;
+  }
 
   // One engine step; returns the plan.
   SchedulerOutput step() {

@@ -44,18 +44,18 @@ TEST(Scheduler, ChunkedPrefillTokenCountsStepByStep) {
   SeqId a = h.sched.add_request(spec(pa, 3, 0));
   auto p1 = h.step();
   EXPECT_EQ(entries(p1), (std::vector<Entry>{{a, 0, 8, false}}));
-  EXPECT_EQ(p1.requests[0].block_ids, (V{0, 1}));
+  EXPECT_EQ(p1.requests[0].tables[0].block_ids, (V{0, 1}));
   auto p2 = h.step();
   EXPECT_EQ(entries(p2), (std::vector<Entry>{{a, 8, 8, false}}));
-  EXPECT_EQ(p2.requests[0].blocks_from, 2);
-  EXPECT_EQ(p2.requests[0].block_ids, (V{2, 3}));
+  EXPECT_EQ(p2.requests[0].tables[0].blocks_from, 2);
+  EXPECT_EQ(p2.requests[0].tables[0].block_ids, (V{2, 3}));
 
   const auto pb = prompt_of(100, 10);
   SeqId b = h.sched.add_request(spec(pb, 2, 1));
   auto p3 = h.step();  // A's last chunk, then B's first chunk in the rest of the budget
   EXPECT_EQ(entries(p3), (std::vector<Entry>{{a, 16, 4, true}, {b, 0, 4, false}}));
-  EXPECT_EQ(p3.requests[0].block_ids, (V{4}));
-  EXPECT_EQ(p3.requests[1].block_ids, (V{5}));
+  EXPECT_EQ(p3.requests[0].tables[0].block_ids, (V{4}));
+  EXPECT_EQ(p3.requests[1].tables[0].block_ids, (V{5}));
   EXPECT_EQ(p3.total_tokens, 8);
   auto p4 = h.step();  // A decodes, B finishes its prompt
   EXPECT_EQ(entries(p4), (std::vector<Entry>{{a, 20, 1, true}, {b, 4, 6, true}}));
@@ -127,7 +127,7 @@ TEST(Scheduler, PrefixHitsCountAsComputedOnAdmission) {
     ASSERT_EQ(p.requests.size(), 1u);
     if (caching) {
       EXPECT_EQ(entries(p), (std::vector<Entry>{{b, 8, 4, true}}));
-      EXPECT_EQ(p.requests[0].block_ids, (V{0, 1, 3}));
+      EXPECT_EQ(p.requests[0].tables[0].block_ids, (V{0, 1, 3}));
       EXPECT_EQ(h.sched.kv().stats().prefix_query_tokens, 24);
       EXPECT_EQ(h.sched.kv().stats().prefix_hit_tokens, 8);
     } else {
@@ -147,14 +147,14 @@ TEST(Scheduler, PreemptsLatestArrivalAndResumesWithPrefixHit) {
   SeqId a = h.sched.add_request(spec(pa, 6, 0));
   SeqId b = h.sched.add_request(spec(pb, 8, 1));
   auto p1 = h.step();
-  EXPECT_EQ(p1.requests[0].block_ids, (V{0, 1}));
-  EXPECT_EQ(p1.requests[1].block_ids, (V{2, 3}));
+  EXPECT_EQ(p1.requests[0].tables[0].block_ids, (V{0, 1}));
+  EXPECT_EQ(p1.requests[1].tables[0].block_ids, (V{2, 3}));
   h.step();            // both write position 7, filling their second blocks
   auto p3 = h.step();  // A needs a third block: B (latest arrival) gives its blocks back
   EXPECT_EQ(p3.preempted_ids, (std::vector<SeqId>{b}));
   EXPECT_EQ(entries(p3), (std::vector<Entry>{{a, 8, 1, true}}));
-  EXPECT_EQ(p3.requests[0].blocks_from, 2);
-  EXPECT_EQ(p3.requests[0].block_ids, (V{3}));  // B's tail block, evicted first
+  EXPECT_EQ(p3.requests[0].tables[0].blocks_from, 2);
+  EXPECT_EQ(p3.requests[0].tables[0].block_ids, (V{3}));  // B's tail block, evicted first
   EXPECT_EQ(h.sched.find(b)->status, RequestStatus::kPreempted);
   EXPECT_EQ(h.sched.find(b)->num_computed_tokens, 0);
   EXPECT_EQ(h.sched.num_preemptions(), 1);
@@ -168,7 +168,7 @@ TEST(Scheduler, PreemptsLatestArrivalAndResumesWithPrefixHit) {
   // B resumes from its cached first block: 9 tokens (7 prompt + 2 outputs),
   // 4 hit, 5 recomputed, then it samples its third token.
   EXPECT_EQ(entries(p), (std::vector<Entry>{{b, 4, 5, true}}));
-  EXPECT_EQ(p.requests[0].block_ids, (V{2, 3, 1}));
+  EXPECT_EQ(p.requests[0].tables[0].block_ids, (V{2, 3, 1}));
   h.run_to_completion();
   EXPECT_EQ(h.out[a].tokens, reference_output(pa, 6, 0, never_stop));
   EXPECT_EQ(h.out[b].tokens, reference_output(pb, 8, 0, never_stop));
@@ -259,11 +259,11 @@ TEST(Scheduler, ForkedSamplesShareThePromptAndCopyOnWrite) {
   auto p2 = h.step();  // all three write position 6 inside shared block 1
   EXPECT_EQ(p2.cow_copies, (std::vector<kv::CowCopy>{{1, 2}, {1, 3}}));
   ASSERT_EQ(p2.requests.size(), 3u);
-  EXPECT_EQ(p2.requests[0].blocks_from, 1);
-  EXPECT_EQ(p2.requests[0].block_ids, (V{2}));
-  EXPECT_EQ(p2.requests[1].blocks_from, 0);  // a child's first plan: whole table
-  EXPECT_EQ(p2.requests[1].block_ids, (V{0, 3}));
-  EXPECT_EQ(p2.requests[2].block_ids, (V{0, 1}));  // last holder writes in place
+  EXPECT_EQ(p2.requests[0].tables[0].blocks_from, 1);
+  EXPECT_EQ(p2.requests[0].tables[0].block_ids, (V{2}));
+  EXPECT_EQ(p2.requests[1].tables[0].blocks_from, 0);  // a child's first plan: whole table
+  EXPECT_EQ(p2.requests[1].tables[0].block_ids, (V{0, 3}));
+  EXPECT_EQ(p2.requests[2].tables[0].block_ids, (V{0, 1}));  // last holder writes in place
   h.run_to_completion();
   for (std::int32_t k = 0; k < 3; ++k)
     EXPECT_EQ(h.out[SeqId{a.value() + static_cast<std::uint64_t>(k)}].tokens,

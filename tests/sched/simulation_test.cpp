@@ -80,7 +80,8 @@ struct SimParams {
   std::int32_t num_blocks;
   SchedulingPolicy policy;
   kv::BlockHashFn hash = nullptr;
-  std::int32_t long_prefill = 0;  // --long-prefill-token-threshold
+  std::int32_t long_prefill = 0;         // --long-prefill-token-threshold
+  std::vector<kv::KvGroup> groups = {};  // KV layer groups (empty: one full group)
 };
 
 // Output of one sequence, keyed by (arrival index, sample index).
@@ -111,16 +112,38 @@ void check_invariants(const Harness& h, const SchedulerOutput& plan, const Sched
   ASSERT_EQ(kv.pool().verify(), "");
   std::vector<std::int32_t> holders(static_cast<std::size_t>(kv.num_blocks()), 0);
   const std::int32_t bs = kv.block_size();
-  kv.for_each_table([&](kv::SeqId id, const kv::BlockTable& t) {
-    std::set<kv::BlockId> seen(t.blocks.begin(), t.blocks.end());
-    EXPECT_EQ(seen.size(), t.blocks.size()) << "block twice in one table";
-    for (kv::BlockId b : t.blocks) ++holders[static_cast<std::size_t>(b)];
+  kv.for_each_table([&](kv::SeqId id, std::int32_t g, const kv::BlockTable& t) {
+    const auto live = t.blocks.begin() + t.num_skipped;
+    EXPECT_TRUE(
+        std::all_of(t.blocks.begin(), live, [](kv::BlockId b) { return b == kv::kNoBlock; }))
+        << "released entries of " << id;
+    std::set<kv::BlockId> seen(live, t.blocks.end());
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(t.blocks.end() - live))
+        << "block twice in one table";
+    EXPECT_EQ(seen.count(kv::kNoBlock), 0u) << "placeholder after the released ones";
+    for (auto b = live; b != t.blocks.end(); ++b) ++holders[static_cast<std::size_t>(*b)];
+    // A sliding group holds no block wholly before its window.
+    const std::int32_t w = kv.groups()[static_cast<std::size_t>(g)].window;
+    if (w > 0) {
+      const Request* rq = s.find(id);
+      ASSERT_NE(rq, nullptr);
+      // Exactly what the window releases at the plan's first position when
+      // planned this step; never more than at the current one otherwise.
+      const bool planned = std::any_of(plan.requests.begin(), plan.requests.end(),
+                                       [&](const ScheduledRequest& e) { return e.id == id; });
+      const std::int32_t skip = kv::skipped_blocks(w, bs, rq->num_computed_tokens);
+      if (planned) {
+        EXPECT_EQ(t.num_skipped, skip) << "group " << g << " of " << id;
+      } else {
+        EXPECT_LE(t.num_skipped, skip) << "group " << g << " of " << id;
+      }
+    }
     const Request* r = s.find(id);
     ASSERT_NE(r, nullptr) << "table of a dead request " << id;
     EXPECT_EQ(r->status, RequestStatus::kRunning);
     EXPECT_EQ(t.size(), (t.num_slots + bs - 1) / bs);
     EXPECT_GE(t.num_slots, r->num_computed_tokens);
-    const auto* rt = h.runner.table(id);
+    const auto* rt = h.runner.table(id, static_cast<std::size_t>(g));
     if (rt != nullptr) {
       EXPECT_EQ(*rt, t.blocks) << "runner table of " << id;
     }
@@ -134,7 +157,7 @@ void check_invariants(const Harness& h, const SchedulerOutput& plan, const Sched
 
 SimResult simulate(const Workload& w, const SimParams& p) {
   const SchedulerConfig sc{32, 8, kMaxModelLen, p.policy, p.long_prefill};
-  Harness h(sc, {p.num_blocks, 4, p.caching, p.hash}, stop_rule);
+  Harness h(sc, {p.num_blocks, 4, p.caching, p.hash, p.groups}, stop_rule);
   SimResult res;
   std::map<SeqId, int> group_of;  // sequence id -> arrival index
   std::map<int, std::vector<SeqId>> seqs_of;
@@ -210,6 +233,37 @@ TEST(SchedulerSimulation, InvariantsHoldAndOutputsMatchAcrossConfigs) {
       {"priority, small pool", true, 24, SchedulingPolicy::kPriority},
       {"colliding hash, small pool", true, 24, SchedulingPolicy::kFcfs, &weak_hash},
       {"long-prefill threshold 3, small pool", true, 24, SchedulingPolicy::kFcfs, nullptr, 3},
+      // Hybrid KV (kv/kv_groups.h): a full group and sliding windows of 6 and
+      // 10 positions (not multiples of the block size) over one pool; a
+      // sequence needs up to 16 + 10 + 11 blocks at once.
+      {"hybrid windows, small pool",
+       true,
+       48,
+       SchedulingPolicy::kFcfs,
+       nullptr,
+       0,
+       {{0}, {6}, {10}}},
+      {"hybrid windows, no caching",
+       false,
+       48,
+       SchedulingPolicy::kFcfs,
+       nullptr,
+       0,
+       {{0}, {6}, {10}}},
+      {"hybrid windows, large pool",
+       true,
+       600,
+       SchedulingPolicy::kFcfs,
+       nullptr,
+       0,
+       {{0}, {6}, {10}}},
+      {"hybrid windows, colliding hash, threshold 3",
+       true,
+       48,
+       SchedulingPolicy::kFcfs,
+       &weak_hash,
+       3,
+       {{0}, {6}, {10}}},
   };
   for (std::uint32_t seed : {1u, 2u, 3u}) {
     const Workload w = make_workload(seed, 3000);
@@ -227,6 +281,9 @@ TEST(SchedulerSimulation, InvariantsHoldAndOutputsMatchAcrossConfigs) {
     EXPECT_EQ(results[1].hit_tokens, 0);
     EXPECT_EQ(results[2].preemptions, 0);
     EXPECT_GT(results[2].hit_tokens, 0);
+    EXPECT_GT(results[7].preemptions, 0);
+    EXPECT_GT(results[7].hit_tokens, 0);
+    EXPECT_GT(results[9].hit_tokens, 0);
     // Non-aborted outputs are identical across all configurations.
     for (std::size_t i = 1; i < results.size(); ++i)
       for (const auto& [key, tokens] : results[0].outputs)
@@ -235,10 +292,14 @@ TEST(SchedulerSimulation, InvariantsHoldAndOutputsMatchAcrossConfigs) {
         }
     std::printf(
         "seed %u: %zu requests, %d steps; preemptions %lld; hit tokens %lld (small "
+        "pool) %lld (large pool); hybrid windows: preemptions %lld, hit tokens %lld (small "
         "pool) %lld (large pool)\n",
         seed, w.arrivals.size(), results[0].steps, static_cast<long long>(results[0].preemptions),
         static_cast<long long>(results[0].hit_tokens),
-        static_cast<long long>(results[2].hit_tokens));
+        static_cast<long long>(results[2].hit_tokens),
+        static_cast<long long>(results[7].preemptions),
+        static_cast<long long>(results[7].hit_tokens),
+        static_cast<long long>(results[9].hit_tokens));
   }
 }
 

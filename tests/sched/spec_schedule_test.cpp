@@ -49,7 +49,8 @@ TEST(SpecSchedule, AcceptedDraftsAdvanceAndRejectedOnesReleaseTheirBlocks) {
   EXPECT_EQ(s.num_spec, 3);
   EXPECT_EQ(s.num_logits, 4);
   EXPECT_EQ(p.total_tokens, 4);
-  EXPECT_EQ(s.block_ids, (V{2}));  // positions 6..9: block 1 has room for 6, 7; block 2 is new
+  EXPECT_EQ(s.tables[0].block_ids,
+            (V{2}));  // positions 6..9: block 1 has room for 6, 7; block 2 is new
   // One draft accepted + the target's correction: 3 outputs, 8 computed,
   // and block 2 (positions 8..11, drafts only) is free again.
   EXPECT_EQ(r->num_output_tokens(), 3);

@@ -1,0 +1,62 @@
+#include "kv/kv_groups.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/error.h"
+
+namespace folio::kv {
+
+KvGroupLayout group_layers(std::span<const std::int32_t> layer_windows) {
+  KvGroupLayout out;
+  out.layer_group.assign(layer_windows.size(), 0);
+  out.layer_slot.assign(layer_windows.size(), 0);
+  if (layer_windows.empty()) return out;
+  // Window -> its layers in order; the map puts 0 (full attention) first.
+  std::map<std::int32_t, std::vector<std::size_t>> by_window;
+  for (std::size_t l = 0; l < layer_windows.size(); ++l) {
+    FOLIO_CHECK(layer_windows[l] >= 0, "negative attention window");
+    by_window[layer_windows[l]].push_back(l);
+  }
+  std::size_t slots = layer_windows.size();
+  for (const auto& [w, layers] : by_window) slots = std::min(slots, layers.size());
+  out.slots = static_cast<std::int32_t>(slots);
+  for (const auto& [w, layers] : by_window) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (i % slots == 0) out.groups.push_back({w});
+      out.layer_group[layers[i]] = static_cast<std::int32_t>(out.groups.size()) - 1;
+      out.layer_slot[layers[i]] = static_cast<std::int32_t>(i % slots);
+    }
+  }
+  return out;
+}
+
+std::int32_t skipped_blocks(std::int32_t window, std::int32_t block_size,
+                            std::int64_t num_computed) {
+  FOLIO_CHECK(block_size > 0 && window >= 0 && num_computed >= 0);
+  if (window == 0) return 0;
+  // The first query (position num_computed) reads num_computed - window + 1 on.
+  const std::int64_t first = num_computed - window + 1;
+  return first > 0 ? static_cast<std::int32_t>(first / block_size) : 0;
+}
+
+std::int64_t max_blocks_per_seq(std::span<const KvGroup> groups, std::int32_t block_size,
+                                std::int64_t positions, std::int64_t max_step_tokens) {
+  FOLIO_CHECK(block_size > 0 && positions >= 0 && max_step_tokens > 0);
+  const std::int64_t full = (positions + block_size - 1) / block_size;
+  if (groups.empty()) return full;
+  std::int64_t total = 0;
+  for (const KvGroup& g : groups) {
+    if (g.window == 0) {
+      total += full;
+      continue;
+    }
+    // Blocks from the window's first position to the step's last: at most
+    // ceil((W - 1 + step) / B) + 1 (the first one may be partly before it).
+    const std::int64_t span = g.window - 1 + max_step_tokens;
+    total += std::min(full, (span + block_size - 1) / block_size + 1);
+  }
+  return total;
+}
+
+}  // namespace folio::kv
