@@ -20,10 +20,12 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/model_template.h"
+#include "engine/engine_config.h"
 #include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
+#include "kv/kv_groups.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "spec/draft_vocabulary.h"
@@ -181,6 +183,38 @@ Json tensors_json(const gguf::GgufFile& f) {
           {"types", types}};
 }
 
+// What the engine's paged pool holds (kv/kv_groups.h) at its default block
+// size and step budget: blocks of one layer group, a sliding group holding
+// its window plus one step; `every_position_*` is the same pool keeping
+// every position of every layer.
+Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t num_seqs) {
+  const engine::EngineConfig defaults;
+  const std::int32_t bs = defaults.block_size;
+  const kv::KvGroupLayout layout = engine::PagedKvCache::layout(c);
+  const auto blocks = kv::max_blocks_per_seq(layout.groups, bs, static_cast<std::int64_t>(len),
+                                             defaults.max_num_batched_tokens);
+  const auto all = static_cast<std::int64_t>(layout.groups.size()) *
+                   ((static_cast<std::int64_t>(len) + bs - 1) / bs);
+  Json groups = Json::array();
+  for (const kv::KvGroup& g : layout.groups) groups.push_back(g.window);
+  Json per_block = Json::object(), per_seq = Json::object(), per_seq_all = Json::object();
+  for (kernels::KvDtype d : kKvDtypes) {
+    const auto b = static_cast<std::uint64_t>(engine::PagedKvCache::bytes_per_block(c, bs, d));
+    per_block[kernels::kv_dtype_name(d)] = b;
+    per_seq[kernels::kv_dtype_name(d)] = b * static_cast<std::uint64_t>(blocks) * num_seqs;
+    per_seq_all[kernels::kv_dtype_name(d)] = b * static_cast<std::uint64_t>(all) * num_seqs;
+  }
+  return {{"block_size", bs},
+          {"max_num_batched_tokens", defaults.max_num_batched_tokens},
+          {"group_windows", groups},
+          {"layers_per_block", layout.slots},
+          {"bytes_per_block", per_block},
+          {"blocks_per_seq", blocks},
+          {"bytes", per_seq},
+          {"every_position_blocks_per_seq", all},
+          {"every_position_bytes", per_seq_all}};
+}
+
 Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
   const std::uint64_t len = a.max_model_len ? a.max_model_len : c.n_ctx_train;
   const std::uint64_t per_token = c.kv_elements_per_token();
@@ -216,6 +250,7 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
+  kv["paged"] = paged_json(c, len, a.num_seqs);
   return kv;
 }
 
@@ -465,6 +500,25 @@ void print_text(const Json& r) {
       std::printf("  per token beyond the window (global layers only): %s\n",
                   kv_line(kv["bytes_per_token_beyond_window"], true).c_str());
     }
+    const Json& pg = kv["paged"];
+    const auto windows = pg["group_windows"].get<std::vector<std::int64_t>>();
+    const auto sliding =
+        std::count_if(windows.begin(), windows.end(), [](auto w) { return w > 0; });
+    std::printf(
+        "  paged pool (blocks of %d positions, steps of %d): %zu layer group%s (%zu full, "
+        "%ld sliding), %d layers per block of %s\n",
+        pg["block_size"].get<int>(), pg["max_num_batched_tokens"].get<int>(), windows.size(),
+        windows.size() == 1 ? "" : "s", windows.size() - static_cast<std::size_t>(sliding),
+        static_cast<long>(sliding), pg["layers_per_block"].get<int>(),
+        kv_line(pg["bytes_per_block"], true).c_str());
+    std::printf("    holds at most %lld blocks for %llu x %llu tokens: %s",
+                pg["blocks_per_seq"].get<long long>(), seqs,
+                kv["max_model_len"].get<unsigned long long>(), kv_line(pg["bytes"], false).c_str());
+    if (sliding > 0)
+      std::printf(" (every position kept: %lld blocks, %s)",
+                  pg["every_position_blocks_per_seq"].get<long long>(),
+                  kv_line(pg["every_position_bytes"], false).c_str());
+    std::printf("\n");
   }
 }
 

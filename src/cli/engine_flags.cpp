@@ -1,8 +1,10 @@
 #include "cli/engine_flags.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
+#include "kv/kv_groups.h"
 #include "kv/kv_sizing.h"
 #include "spec/draft_vocabulary.h"
 #include "spec/speculative_config.h"
@@ -142,6 +144,27 @@ void print_engine_summary(const EngineStack& e) {
       kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
       c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
       static_cast<int>(e.runner.model().activation_bits()), c.speculative.describe().c_str());
+  const std::vector<kv::KvGroup> groups = e.runner.kv_groups();
+  const auto sliding = std::count_if(groups.begin(), groups.end(),
+                                     [](const kv::KvGroup& g) { return g.window > 0; });
+  if (sliding == 0) return;
+  // The window saving, as admission counts it (kv/kv_groups.h).
+  const std::int64_t per_seq = e.core.scheduler().max_blocks(c.max_model_len);
+  const std::int64_t all = static_cast<std::int64_t>(groups.size()) *
+                           ((c.max_model_len + c.block_size - 1) / c.block_size);
+  const double block_mib =
+      static_cast<double>(e.core.kv_bytes()) / e.core.num_kv_blocks() / (1 << 20);
+  std::fprintf(
+      stderr,
+      "folio: KV layer groups: %zu full + %ld sliding (window %d), %d layers per block; "
+      "a %d-token sequence holds at most %lld blocks (%.1f MiB; every position kept: "
+      "%lld blocks, %.1f MiB): %lld such sequences fit at once (%lld without the window)\n",
+      groups.size() - static_cast<std::size_t>(sliding), static_cast<long>(sliding),
+      groups.back().window, e.runner.cache()->groups().slots, c.max_model_len,
+      static_cast<long long>(per_seq), block_mib * static_cast<double>(per_seq),
+      static_cast<long long>(all), block_mib * static_cast<double>(all),
+      static_cast<long long>(e.core.num_kv_blocks() / per_seq),
+      static_cast<long long>(e.core.num_kv_blocks() / all));
 }
 
 std::string spec_summary(const engine::EngineStats& s) {
