@@ -48,7 +48,8 @@ struct InfoArgs {
 };
 
 // The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
-constexpr kernels::KvDtype kKvDtypes[] = {kernels::KvDtype::kF16, kernels::KvDtype::kI8};
+constexpr kernels::KvDtype kKvDtypes[] = {kernels::KvDtype::kF16, kernels::KvDtype::kI8,
+                                          kernels::KvDtype::kI4};
 
 // Bytes of `elements` K/V values, which are whole (K row, V row) pairs of heads.
 std::uint64_t kv_bytes(std::uint64_t elements, const model::ModelConfig& c, kernels::KvDtype d) {

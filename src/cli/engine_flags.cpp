@@ -29,7 +29,7 @@ void add_engine_flags(CLI::App* sub, EngineFlags& f) {
   sub->add_option("--kv-cache-memory", f.kv_cache_memory,
                   "KV cache size, e.g. 2GiB (default: min(25% of available RAM, what "
                   "max-num-seqs x max-model-len needs))");
-  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto (f16), f16, f32 or int8")
+  sub->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto (f16), f16, f32, int8 or int4")
       ->capture_default_str();
   sub->add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.enable_prefix_caching,
                 "Reuse the KV of shared prompt prefixes (default on)");

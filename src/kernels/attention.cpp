@@ -40,7 +40,8 @@ template <KvDtype kDtype>
 void load_tile_rows(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                     float* dst) {
   const auto* s = static_cast<const std::uint8_t*>(src);
-  for (std::size_t j = 0; j < nt; ++j) kv_load_head(kDtype, s + j * row_bytes, hd, dst + j * hd);
+  for (std::size_t j = 0; j < nt; ++j)
+    kv_load_head_stored(kDtype, s + j * row_bytes, hd, dst + j * hd);
 }
 
 void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale, float* s) {
@@ -69,6 +70,7 @@ void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, 
 const AttentionPrims kScalarF32{load_tile_f32, scores, exp_shift, accumulate};
 const AttentionPrims kScalarF16{load_tile_rows<KvDtype::kF16>, scores, exp_shift, accumulate};
 const AttentionPrims kScalarI8{load_tile_rows<KvDtype::kI8>, scores, exp_shift, accumulate};
+const AttentionPrims kScalarI4{load_tile_rows<KvDtype::kI4>, scores, exp_shift, accumulate};
 
 }  // namespace
 
@@ -78,6 +80,8 @@ const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
       return kScalarF16;
     case KvDtype::kI8:
       return kScalarI8;
+    case KvDtype::kI4:
+      return kScalarI4;
     case KvDtype::kF32:
       break;
   }
@@ -123,6 +127,15 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
     for (std::size_t i = 0; i < nq; ++i)
       attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
     return;
+  }
+  // Rotated int4 K/V (kv_row.h): scores against H q, outputs rotated back.
+  const bool rotated = shape.kv_dtype == KvDtype::kI4 && kv_i4_rotated(shape.head_dim);
+  thread_local std::vector<float> q_rotated;
+  if (rotated) {
+    q_rotated.assign(q, q + nq * shape.n_heads * shape.head_dim);
+    for (std::size_t h = 0; h < nq * shape.n_heads; ++h)
+      kv_hadamard(q_rotated.data() + h * shape.head_dim, shape.head_dim);
+    q = q_rotated.data();
   }
   const cpu::AttentionPrims& prims = cpu::attention_prims(active_isa(), shape.kv_dtype);
   const std::size_t group = shape.n_heads / shape.n_kv_heads;
@@ -196,6 +209,7 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
       const float inv = 1.0f / state[i * shape.n_heads + h].l;
       float* oh = out + i * qd + h * hd;
       for (std::size_t k = 0; k < hd; ++k) oh[k] *= inv;
+      if (rotated) kv_hadamard(oh, hd);
     }
   }
 }

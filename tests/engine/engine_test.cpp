@@ -96,6 +96,20 @@ TEST(LLMEngine, Int8KvCacheIsBatchInvariant) {
   EXPECT_EQ(e->stats().kv_blocks_used, 0);
 }
 
+// int4 K/V (Hadamard-rotated rows, 4 bits per value, fp16 scale per 32):
+// also quantized per token row, so batch invariance holds exactly too.
+TEST(LLMEngine, Int4KvCacheIsBatchInvariant) {
+  const auto jobs = random_jobs(29, 6);
+  EngineConfig c = small_config();
+  c.enable_prefix_caching = false;
+  c.kv_cache_dtype = kernels::KvDtype::kI4;
+  auto e = make_engine(c);
+  const auto batched = run_batched(*e, jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    EXPECT_EQ(batched[i], run_alone(c, jobs[i])) << "request " << i;
+  EXPECT_EQ(e->stats().kv_blocks_used, 0);
+}
+
 TEST(LLMEngine, PrefixCacheHitsGiveColdOutputs) {
   const auto system = random_prompt(5, 37);  // 9 full blocks of 4 + 1 token
   std::vector<Job> jobs;

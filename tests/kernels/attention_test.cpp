@@ -42,7 +42,7 @@ Cache make_cache(std::size_t T, std::size_t n_kv, std::size_t hd, std::mt19937& 
   c.v.resize(T * row);
   for (auto& x : c.k) x = nd(rng);
   for (auto& x : c.v) x = nd(rng);
-  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
+  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4}) {
     const std::size_t rb = n_kv * kv_head_bytes(dt, hd);
     c.kb[dt].resize(T * rb);
     c.vb[dt].resize(T * rb);
@@ -107,7 +107,7 @@ TEST(Attention, MatchesReferenceAcrossShapesAndPages) {
   std::mt19937 rng(5);
   for (std::size_t hd : {64, 128, 256, 40, 36}) {
     for (std::size_t ratio : {1, 3, 4}) {
-      for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
+      for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4}) {
         const std::size_t kv = 2;
         AttentionShape s{kv * ratio, kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), dt, 0, 0.0f};
         compare(s, 150, rng, "hd " + std::to_string(hd) + " ratio " + std::to_string(ratio));
@@ -135,7 +135,7 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   const std::size_t T = 200;
-  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8}) {
+  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4}) {
     for (std::size_t window : {std::size_t{0}, std::size_t{50}, std::size_t{500}}) {
       for (std::size_t hd : {64, 36}) {
         AttentionShape s{6, 2, hd, 1.0f / std::sqrt(static_cast<float>(hd)), dt, window, 0.0f};
@@ -203,6 +203,72 @@ TEST(KvRow, Int8RoundTripIsWithinHalfAStep) {
   }
 }
 
+// int4 rows: every element within half a step of its group's scale (the
+// value of largest magnitude m is exactly -8 steps, step = |m| / 8, up to
+// the scale's fp16 rounding; values of the other sign beyond 7.5 steps clamp
+// at 7), zero rows stay zero, head_dim 36 has a short
+// last group of 4, and the nibbles are laid out as kv_row.h says.
+TEST(KvRow, Int4RoundTripIsWithinHalfAStep) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  for (std::size_t hd : {64, 36, 256}) {
+    const std::size_t n_kv = 3;
+    std::vector<float> x(n_kv * hd), back(hd);
+    for (auto& v : x) v = nd(rng);
+    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd),
+              x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
+    x[5] = -1e4f;  // one outlier in head 0, group 0
+    const std::size_t hb = kv_head_bytes(KvDtype::kI4, hd);
+    std::vector<std::uint8_t> row(n_kv * hb);
+    kv_store_row(KvDtype::kI4, x.data(), n_kv, hd, row.data());
+    // Power-of-two heads are stored rotated: the bounds hold for H x, and
+    // reading rotates back, so H back is what was rounded.
+    const bool rotated = kv_i4_rotated(hd);
+    EXPECT_EQ(rotated, hd != 36);
+    if (rotated)
+      for (std::size_t h = 0; h < n_kv; ++h) kv_hadamard(x.data() + h * hd, hd);
+    for (std::size_t h = 0; h < n_kv; ++h) {
+      kv_load_head(KvDtype::kI4, row.data() + h * hb, hd, back.data());
+      if (rotated) kv_hadamard(back.data(), hd);
+      for (std::size_t i = 0; i < hd; ++i) {
+        const std::size_t g0 = i / 32 * 32, g1 = std::min(hd, g0 + 32);
+        float amax = 0.0f;
+        for (std::size_t j = g0; j < g1; ++j) amax = std::max(amax, std::fabs(x[h * hd + j]));
+        const float step = amax / 8.0f;
+        // q stops at 7 on the side opposite m: a value beyond 7.5 steps there
+        // is off by at most |x| - 7 steps (< 1 step); the fp16 scale adds up to
+        // 8 x 2^-11 of a step.
+        const float bound = std::max(0.5f * step, std::fabs(x[h * hd + i]) - 7.0f * step);
+        ASSERT_LE(std::fabs(back[i] - x[h * hd + i]), bound + step * 0.005f + 1e-6f)
+            << "hd " << hd << " head " << h << " i " << i;
+        if (h == 1) {
+          ASSERT_EQ(back[i], 0.0f);
+        }
+      }
+    }
+  }
+  // The rotation is orthogonal and its own inverse.
+  std::vector<float> r(64), r0;
+  for (auto& v : r) v = nd(rng);
+  r0 = r;
+  kv_hadamard(r.data(), 64);
+  float n0 = 0.0f, n1 = 0.0f;
+  for (std::size_t i = 0; i < 64; ++i) n0 += r0[i] * r0[i], n1 += r[i] * r[i];
+  EXPECT_NEAR(n0, n1, 1e-3f * n0);
+  kv_hadamard(r.data(), 64);
+  for (std::size_t i = 0; i < 64; ++i) ASSERT_NEAR(r[i], r0[i], 1e-5f);
+  // Layout (an unrotated head of 36): value j of a group in byte j's low
+  // nibble, j + 16 in its high one.
+  std::vector<float> x(36, 0.0f);
+  x[0] = -8.0f;  // scale 1
+  x[1] = 3.0f;
+  x[17] = -2.0f;
+  std::vector<std::uint8_t> row(kv_head_bytes(KvDtype::kI4, 36));
+  kv_store_row(KvDtype::kI4, x.data(), 1, 36, row.data());
+  EXPECT_EQ(row[0], 0x80);           // value 0: -8 + 8 = 0 (low); value 16: 0 + 8 (high)
+  EXPECT_EQ(row[1], (6 << 4) | 11);  // value 1: 3 + 8; value 17: -2 + 8
+}
+
 // The one row-size formula (every KV size folio reports is a sum of it) and
 // --kv-cache-dtype's spellings.
 TEST(KvRow, HeadBytesAndDtypeNames) {
@@ -214,9 +280,13 @@ TEST(KvRow, HeadBytesAndDtypeNames) {
   EXPECT_EQ(parse_kv_dtype("float16"), KvDtype::kF16);
   EXPECT_EQ(parse_kv_dtype("float32"), KvDtype::kF32);
   EXPECT_EQ(parse_kv_dtype("int8"), KvDtype::kI8);
-  for (KvDtype d : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8})
+  EXPECT_EQ(parse_kv_dtype("int4"), KvDtype::kI4);
+  EXPECT_EQ(kv_head_bytes(KvDtype::kI4, 64), 32u + 2 * 2);    // 4 bits + two fp16 scales
+  EXPECT_EQ(kv_head_bytes(KvDtype::kI4, 256), 128u + 2 * 8);  // Gemma 3's heads: 0.5625 B/value
+  EXPECT_EQ(kv_head_bytes(KvDtype::kI4, 36), 18u + 2 * 2);    // a partial last group
+  for (KvDtype d : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4})
     EXPECT_EQ(parse_kv_dtype(kv_dtype_name(d)), d);
-  for (const char* bad : {"int4", "fp8", "", "F16"})
+  for (const char* bad : {"int2", "fp8", "", "F16"})
     EXPECT_THROW(parse_kv_dtype(bad), Error) << bad;
 }
 

@@ -227,6 +227,12 @@ TEST_P(ModelFidelity, FastPrecisionMatchesHFInDistribution) {
 // than the window):
 //   f16 KV: top-1 99.94 % (3 near-ties flip), mean KL 3.1e-7
 //   int8 KV: top-1 98.8 %, mean KL 3.8e-4, max KL 0.05
+// int4 KV (Hadamard-rotated head rows, fp16 scale per 32 values, opt-in):
+//   SmolLM2: top-1 90.3 %, mean KL 0.044, max KL 2.9 (unrotated: 82.2 %, 0.155)
+//   Gemma 3: top-1 84.0 %, mean KL 0.079, max KL 3.4 (unrotated: 87.0 %, 0.078;
+//   its QK-norm leaves no outlier channels for the rotation to spread)
+// held to top-1 >= 80 % and mean KL <= 0.1: a lossy option, measured, never
+// the default.
 // f16 must stay at reference grade (top-1 >= 99.9 %, mean KL <= 1e-5); int8
 // must keep the mean-KL bound, and its top-1 (near-ties flip first) is held to
 // 98.5 % so that a different ISA's rounding cannot fail a correct build.
@@ -239,6 +245,10 @@ TEST_P(ModelFidelity, QuantizedKvCachesStayWithinTheFastPathBounds) {
   report(golden(), "fast, int8 KV", i8);
   EXPECT_GE(static_cast<double>(i8.top1) / static_cast<double>(i8.n), 0.985);
   EXPECT_LE(i8.mean_kl, kFastMaxMeanKl);
+  const Summary i4 = summarize(golden(), result(model::Precision::kFast, kernels::KvDtype::kI4));
+  report(golden(), "fast, int4 KV", i4);
+  EXPECT_GE(static_cast<double>(i4.top1) / static_cast<double>(i4.n), 0.80);
+  EXPECT_LE(i4.mean_kl, 0.1);
 }
 
 TEST_P(ModelFidelity, GoldenCoversTheRequiredPrompts) {

@@ -75,6 +75,11 @@ class Reference:
         row = lambda d: d + 2 * -(-d // 32)  # noqa: E731
         return elements // (self.head_dim_k + self.head_dim_v) * (row(self.head_dim_k) + row(self.head_dim_v))
 
+    def int4_bytes(self, elements):
+        # int4 rows: half a byte a value plus an f16 scale per 32 values (kv_row.h).
+        row = lambda d: (d + 1) // 2 + 2 * -(-d // 32)  # noqa: E731
+        return elements // (self.head_dim_k + self.head_dim_v) * (row(self.head_dim_k) + row(self.head_dim_v))
+
     def histogram(self):
         h = collections.defaultdict(lambda: {"count": 0, "parameters": 0, "bytes": 0})
         for t in self.tensors:
@@ -123,7 +128,8 @@ def test_kv_cache_per_token(case):
     kv = info["kv_cache"]
     elems = ref.kv_elements_per_token()
     assert kv["elements_per_token"] == elems
-    assert kv["bytes_per_token"] == {"f16": 2 * elems, "int8": ref.int8_bytes(elems)}
+    assert kv["bytes_per_token"] == {"f16": 2 * elems, "int8": ref.int8_bytes(elems),
+                                     "int4": ref.int4_bytes(elems)}
     assert kv["max_model_len"] == ref.context and kv["num_seqs"] == 1
     assert kv["full_bytes"]["f16"] == 2 * elems * ref.context
 
@@ -232,8 +238,13 @@ def test_max_model_len_and_num_seqs():
     info = folio_json(model("smollm2"), "--max-model-len", "1000", "--num-seqs", "3")
     kv = info["kv_cache"]
     assert (kv["max_model_len"], kv["num_seqs"]) == (1000, 3)
-    # int8: 30 layers x 3 heads x 2 rows x (64 + 2 scales of 2 bytes) = 12240 B a token.
-    assert kv["full_bytes"] == {"f16": 23040 * 3000, "int8": 12240 * 3000}
+    # int8: 30 layers x 3 heads x 2 rows x (64 + 2 scales of 2 bytes) = 12240 B a token;
+    # int4: 30 x 3 x 2 x (32 + 2 x 2) = 6480 B.
+    assert kv["full_bytes"] == {"f16": 23040 * 3000, "int8": 12240 * 3000, "int4": 6480 * 3000}
+    # No window: one layer group of all 30 layers, every position kept.
+    pg = kv["paged"]
+    assert pg["group_windows"] == [0] and pg["layers_per_block"] == 30
+    assert pg["blocks_per_seq"] == pg["every_position_blocks_per_seq"] == 1000 // 16 + 1
 
 
 def test_gemma3_sliding_window_caps_local_layers():
@@ -250,7 +261,19 @@ def test_gemma3_sliding_window_caps_local_layers():
     assert kv["windowed_bytes"]["f16"] < kv["full_bytes"]["f16"]
     global_elems = is_global.count(True) * per_layer
     assert kv["bytes_per_token_beyond_window"] == {"f16": 2 * global_elems,
-                                                   "int8": ref.int8_bytes(global_elems)}
+                                                   "int8": ref.int8_bytes(global_elems),
+                                                   "int4": ref.int4_bytes(global_elems)}
+    # The paged pool: 3 global layers, 15 sliding ones in 5 groups of 3; blocks
+    # of 16 positions; a sliding group holds the window plus one 2048-token step.
+    pg = kv["paged"]
+    assert pg["group_windows"] == [0] + [ref.window] * 5
+    assert pg["layers_per_block"] == 3
+    assert pg["bytes_per_block"]["f16"] == 3 * 16 * 2 * per_layer
+    blocks = 4096 // 16
+    sliding = min(blocks, -(-(ref.window - 1 + 2048) // 16) + 1)
+    assert pg["blocks_per_seq"] == blocks + 5 * sliding
+    assert pg["every_position_blocks_per_seq"] == 6 * blocks
+    assert pg["bytes"]["f16"] == 2 * (blocks + 5 * sliding) * pg["bytes_per_block"]["f16"]
 
 
 def test_text_output_and_metadata_only_when_asked():

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/avx2_util.h"
@@ -145,9 +147,47 @@ void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, 
   }
 }
 
+// int4 head rows (kv_row.h): a whole group of 32 from its 16 bytes, 8
+// values at a time (low nibbles: values 0..15, high: 16..31), offset by 8,
+// converted and scaled; a short last group goes through kv_load_head_stored.
+// Values as stored (a rotated row stays rotated: attention.cpp rotates the
+// query and the output); same products as kv_load_head_stored.
+void load_tile_i4(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
+                  float* dst) {
+  const auto* s = static_cast<const std::uint8_t*>(src);
+  const std::size_t full = hd / kKvI4Group * kKvI4Group;
+  const __m256i mask = _mm256_set1_epi32(0x0F), eight = _mm256_set1_epi32(8);
+  for (std::size_t j = 0; j < nt; ++j) {
+    const std::uint8_t* r = s + j * row_bytes;
+    if (j + 8 < nt)
+      _mm_prefetch(reinterpret_cast<const char*>(s + (j + 8) * row_bytes), _MM_HINT_T0);
+    float* d = dst + j * hd;
+    for (std::size_t b = 0; b < full; b += kKvI4Group) {
+      std::uint16_t h;
+      std::memcpy(&h, r + hd / 2 + 2 * (b / kKvI4Group), 2);
+      const __m256 scale = _mm256_set1_ps(_cvtsh_ss(h));
+      for (std::size_t k = 0; k < kKvI4Group / 2; k += 8) {
+        std::int64_t q8;
+        std::memcpy(&q8, r + b / 2 + k, 8);
+        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(q8));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(bytes, mask), eight);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(bytes, 4), eight);
+        _mm256_storeu_ps(d + b + k, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(lo)));
+        _mm256_storeu_ps(d + b + kKvI4Group / 2 + k, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(hi)));
+      }
+    }
+    if (full < hd) {  // the short last group
+      std::vector<float> tail(hd);
+      kv_load_head_stored(KvDtype::kI4, r, hd, tail.data());
+      std::memcpy(d + full, tail.data() + full, (hd - full) * sizeof(float));
+    }
+  }
+}
+
 const AttentionPrims kF32{load_tile_f32, scores, exp_shift, accumulate};
 const AttentionPrims kF16{load_tile_f16, scores, exp_shift, accumulate};
 const AttentionPrims kI8{load_tile_i8, scores, exp_shift, accumulate};
+const AttentionPrims kI4{load_tile_i4, scores, exp_shift, accumulate};
 
 }  // namespace
 
@@ -157,6 +197,8 @@ const AttentionPrims& avx2_attention_prims(KvDtype dtype) {
       return kF16;
     case KvDtype::kI8:
       return kI8;
+    case KvDtype::kI4:
+      return kI4;
     case KvDtype::kF32:
       break;
   }
