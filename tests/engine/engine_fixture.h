@@ -26,20 +26,23 @@ struct Loaded {
   std::vector<TokenId> eos;
 };
 
+// Loads models/<file> (run scripts/setup to download it).
+inline std::unique_ptr<Loaded> load_model(const std::string& file) {
+  const char* env = std::getenv("FOLIO_SOURCE_DIR");
+  const std::string dir = env != nullptr ? env : FOLIO_SOURCE_DIR;
+  const std::string path = dir + "/models/" + file;
+  if (!std::filesystem::exists(path))
+    throw Error("test model " + path + " is missing: run scripts/setup to download it");
+  auto f = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
+  auto model = model::Model::load(*f);
+  auto tok = tokenizer::Tokenizer::from_gguf(*f);
+  std::vector<TokenId> eos;
+  if (tok.vocab().special().eos) eos.push_back(*tok.vocab().special().eos);
+  return std::make_unique<Loaded>(Loaded{std::move(f), std::move(model), std::move(tok), eos});
+}
+
 inline const Loaded& smollm() {
-  static const std::unique_ptr<Loaded> loaded = [] {
-    const char* env = std::getenv("FOLIO_SOURCE_DIR");
-    const std::string dir = env != nullptr ? env : FOLIO_SOURCE_DIR;
-    const std::string path = dir + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-    if (!std::filesystem::exists(path))
-      throw Error("test model " + path + " is missing: run scripts/setup to download it");
-    auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
-    auto model = model::Model::load(*file);
-    auto tok = tokenizer::Tokenizer::from_gguf(*file);
-    std::vector<TokenId> eos;
-    if (tok.vocab().special().eos) eos.push_back(*tok.vocab().special().eos);
-    return std::make_unique<Loaded>(Loaded{std::move(file), std::move(model), std::move(tok), eos});
-  }();
+  static const std::unique_ptr<Loaded> loaded = load_model("SmolLM2-135M-Instruct.Q4_1.gguf");
   return *loaded;
 }
 

@@ -70,44 +70,34 @@ TEST(LLMEngine, GreedyAloneEqualsModelDecodingThroughContiguousCache) {
   EXPECT_EQ(r[0].finish, FinishReason::kLength);
 }
 
-TEST(LLMEngine, BatchInvariantGreedyOverRandomizedMix) {
-  const auto jobs = random_jobs(11, 7);
+// `jobs` batched give each job's output alone, and the blocks all come back.
+void expect_batch_invariant(std::uint32_t seed, kernels::KvDtype dtype) {
+  const auto jobs = random_jobs(seed, dtype == kernels::KvDtype::kF16 ? 7 : 6);
   EngineConfig c = small_config();
   c.enable_prefix_caching = false;
+  c.kv_cache_dtype = dtype;
   auto e = make_engine(c);
   const auto batched = run_batched(*e, jobs);
   for (std::size_t i = 0; i < jobs.size(); ++i)
     EXPECT_EQ(batched[i], run_alone(c, jobs[i])) << "request " << i;
   EXPECT_EQ(e->stats().kv_blocks_used, 0);
+}
+
+TEST(LLMEngine, BatchInvariantGreedyOverRandomizedMix) {
+  expect_batch_invariant(11, kernels::KvDtype::kF16);
 }
 
 // int8 K/V (quantized per token row, so a row's bytes never depend on its
 // batch): batch invariance holds exactly as with f16, with chunked prefill
 // and decodes mixed, and the blocks all come back.
 TEST(LLMEngine, Int8KvCacheIsBatchInvariant) {
-  const auto jobs = random_jobs(23, 6);
-  EngineConfig c = small_config();
-  c.enable_prefix_caching = false;
-  c.kv_cache_dtype = kernels::KvDtype::kI8;
-  auto e = make_engine(c);
-  const auto batched = run_batched(*e, jobs);
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    EXPECT_EQ(batched[i], run_alone(c, jobs[i])) << "request " << i;
-  EXPECT_EQ(e->stats().kv_blocks_used, 0);
+  expect_batch_invariant(23, kernels::KvDtype::kI8);
 }
 
 // int4 K/V (Hadamard-rotated rows, 4 bits per value, fp16 scale per 32):
 // also quantized per token row, so batch invariance holds exactly too.
 TEST(LLMEngine, Int4KvCacheIsBatchInvariant) {
-  const auto jobs = random_jobs(29, 6);
-  EngineConfig c = small_config();
-  c.enable_prefix_caching = false;
-  c.kv_cache_dtype = kernels::KvDtype::kI4;
-  auto e = make_engine(c);
-  const auto batched = run_batched(*e, jobs);
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    EXPECT_EQ(batched[i], run_alone(c, jobs[i])) << "request " << i;
-  EXPECT_EQ(e->stats().kv_blocks_used, 0);
+  expect_batch_invariant(29, kernels::KvDtype::kI4);
 }
 
 TEST(LLMEngine, PrefixCacheHitsGiveColdOutputs) {

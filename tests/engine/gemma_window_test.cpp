@@ -12,8 +12,6 @@
 //   - a batch of the two with an n = 2 request: batch invariance.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -24,19 +22,7 @@ namespace folio::engine::testing {
 namespace {
 
 const Loaded& gemma() {
-  static const std::unique_ptr<Loaded> loaded = [] {
-    const char* env = std::getenv("FOLIO_SOURCE_DIR");
-    const std::string dir = env != nullptr ? env : FOLIO_SOURCE_DIR;
-    const std::string path = dir + "/models/gemma-3-270m-q4_k_m.gguf";
-    if (!std::filesystem::exists(path))
-      throw Error("test model " + path + " is missing: run scripts/setup to download it");
-    auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
-    auto model = model::Model::load(*file);
-    auto tok = tokenizer::Tokenizer::from_gguf(*file);
-    std::vector<TokenId> eos;
-    if (tok.vocab().special().eos) eos.push_back(*tok.vocab().special().eos);
-    return std::make_unique<Loaded>(Loaded{std::move(file), std::move(model), std::move(tok), eos});
-  }();
+  static const std::unique_ptr<Loaded> loaded = load_model("gemma-3-270m-q4_k_m.gguf");
   return *loaded;
 }
 

@@ -169,19 +169,26 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
   }
 }
 
+// n_kv head rows of N(0, 3) values for the round-trip tests: head 1 all
+// zeros, one outlier at value 5 of head 0.
+std::vector<float> test_heads(std::mt19937& rng, std::size_t n_kv, std::size_t hd, float outlier) {
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> x(n_kv * hd);
+  for (auto& v : x) v = nd(rng);
+  std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd),
+            x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);
+  x[5] = outlier;
+  return x;
+}
+
 // int8 rows: every element within half a step of its group's scale (plus
 // the scale's own fp16 rounding), |q| <= 127, zero rows stay zero, and the
 // scale is max|x| / 127 of the group (head_dim 36: a partial last group).
 TEST(KvRow, Int8RoundTripIsWithinHalfAStep) {
   std::mt19937 rng(12);
-  std::normal_distribution<float> nd(0.0f, 3.0f);
   for (std::size_t hd : {64, 36, 256}) {
     const std::size_t n_kv = 3;
-    std::vector<float> x(n_kv * hd), back(hd);
-    for (auto& v : x) v = nd(rng);
-    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd),
-              x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
-    x[5] = 1e4f;  // one outlier in head 0, group 0
+    std::vector<float> x = test_heads(rng, n_kv, hd, 1e4f), back(hd);
     const std::size_t hb = kv_head_bytes(KvDtype::kI8, hd);
     EXPECT_EQ(hb, hd + 2 * ((hd + 31) / 32));
     std::vector<std::uint8_t> row(n_kv * hb);
@@ -213,11 +220,7 @@ TEST(KvRow, Int4RoundTripIsWithinHalfAStep) {
   std::normal_distribution<float> nd(0.0f, 3.0f);
   for (std::size_t hd : {64, 36, 256}) {
     const std::size_t n_kv = 3;
-    std::vector<float> x(n_kv * hd), back(hd);
-    for (auto& v : x) v = nd(rng);
-    std::fill(x.begin() + static_cast<std::ptrdiff_t>(hd),
-              x.begin() + static_cast<std::ptrdiff_t>(2 * hd), 0.0f);  // head 1: zeros
-    x[5] = -1e4f;  // one outlier in head 0, group 0
+    std::vector<float> x = test_heads(rng, n_kv, hd, -1e4f), back(hd);
     const std::size_t hb = kv_head_bytes(KvDtype::kI4, hd);
     std::vector<std::uint8_t> row(n_kv * hb);
     kv_store_row(KvDtype::kI4, x.data(), n_kv, hd, row.data());

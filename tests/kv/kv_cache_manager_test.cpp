@@ -7,16 +7,12 @@
 
 #include <numeric>
 
+#include "seq_tokens.h"
+
 namespace folio::kv {
 namespace {
 
 using V = std::vector<BlockId>;
-
-std::vector<TokenId> seq_tokens(TokenId first, int n) {
-  std::vector<TokenId> t(static_cast<std::size_t>(n));
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
 
 // Allocates and "computes" all of `tokens` for `seq`, caching full blocks.
 void fill(KvCacheManager& m, SeqId seq, const std::vector<TokenId>& tokens) {

@@ -6,20 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "kv/kv_cache_manager.h"
+#include "seq_tokens.h"
 
 namespace folio::kv {
 namespace {
 
 using V = std::vector<BlockId>;
-
-std::vector<TokenId> seq_tokens(TokenId first, int n) {
-  std::vector<TokenId> t(static_cast<std::size_t>(n));
-  std::iota(t.begin(), t.end(), first);
-  return t;
-}
 
 // Full attention plus one window of 6 positions, blocks of 4.
 KvCacheConfig hybrid(std::int32_t blocks) {

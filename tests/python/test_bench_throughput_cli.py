@@ -32,13 +32,17 @@ def test_decode_concurrency_reports_each_count():
         assert entry["decode_tokens_per_s"] > 0
 
 
-def test_int8_kv_cache_runs_and_int4_is_refused():
+@pytest.mark.parametrize("dtype", ["int8", "int4"])
+def test_quantized_kv_caches_run(dtype):
     r = run("--decode-concurrency", "2", "--decode-input", "8", "--decode-output", "4",
             "--max-model-len", "64", "--kv-cache-memory", "16MiB", "-t", "2", "--json",
-            "--kv-cache-dtype", "int8")
+            "--kv-cache-dtype", dtype)
     assert r.returncode == 0, r.stderr
-    assert "int8" in r.stderr  # the engine summary names the cache type
+    assert dtype in r.stderr  # the engine summary names the cache type
     assert json.loads(r.stdout[r.stdout.index("{"):])["decode"]["2"]["decode_tokens_per_s"] > 0
-    r = run("--decode-concurrency", "2", "--kv-cache-dtype", "int4")
+
+
+def test_unknown_kv_cache_dtype_is_refused():
+    r = run("--decode-concurrency", "2", "--kv-cache-dtype", "fp8")
     assert r.returncode == 1
-    assert "--kv-cache-dtype int4" in r.stderr and "int8" in r.stderr
+    assert "--kv-cache-dtype fp8" in r.stderr and "int4" in r.stderr
