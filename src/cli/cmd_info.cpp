@@ -194,8 +194,7 @@ Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t nu
   const kv::KvGroupLayout layout = engine::PagedKvCache::layout(c);
   const auto blocks = kv::max_blocks_per_seq(layout.groups, bs, static_cast<std::int64_t>(len),
                                              defaults.max_num_batched_tokens);
-  const auto all = static_cast<std::int64_t>(layout.groups.size()) *
-                   ((static_cast<std::int64_t>(len) + bs - 1) / bs);
+  const auto all = kv::every_position_blocks(layout.groups, bs, static_cast<std::int64_t>(len));
   Json groups = Json::array();
   for (const kv::KvGroup& g : layout.groups) groups.push_back(g.window);
   Json per_block = Json::object(), per_seq = Json::object(), per_seq_all = Json::object();

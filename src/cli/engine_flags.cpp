@@ -150,8 +150,7 @@ void print_engine_summary(const EngineStack& e) {
   if (sliding == 0) return;
   // The window saving, as admission counts it (kv/kv_groups.h).
   const std::int64_t per_seq = e.core.scheduler().max_blocks(c.max_model_len);
-  const std::int64_t all = static_cast<std::int64_t>(groups.size()) *
-                           ((c.max_model_len + c.block_size - 1) / c.block_size);
+  const std::int64_t all = kv::every_position_blocks(groups, c.block_size, c.max_model_len);
   const double block_mib =
       static_cast<double>(e.core.kv_bytes()) / e.core.num_kv_blocks() / (1 << 20);
   std::fprintf(

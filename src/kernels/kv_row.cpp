@@ -72,8 +72,12 @@ void store_head_i4(const float* in, std::size_t d, std::uint8_t* dst) {
   }
 }
 
-void load_head_i4(const std::uint8_t* in, std::size_t d, float* dst) {
-  for (std::size_t g = 0; g < groups4(d); ++g) {
+}  // namespace
+
+void kv_load_i4_from(const void* src, std::size_t d, std::size_t first, float* dst) {
+  FOLIO_CHECK(first % kKvI4Group == 0, "int4 rows decode from a group boundary");
+  const auto* in = static_cast<const std::uint8_t*>(src);
+  for (std::size_t g = first / kKvI4Group; g < groups4(d); ++g) {
     const std::size_t b = g * kKvI4Group, n = std::min(d - b, kKvI4Group), half = n / 2;
     std::uint16_t h;
     std::memcpy(&h, in + d / 2 + 2 * g, 2);
@@ -85,8 +89,6 @@ void load_head_i4(const std::uint8_t* in, std::size_t d, float* dst) {
     }
   }
 }
-
-}  // namespace
 
 bool kv_i4_rotated(std::size_t head_dim) {
   return head_dim >= 8 && (head_dim & (head_dim - 1)) == 0;
@@ -196,7 +198,7 @@ void kv_load_head(KvDtype dtype, const void* src, std::size_t head_dim, float* d
       return;
     }
     case KvDtype::kI4:
-      load_head_i4(in, head_dim, dst);
+      kv_load_i4_from(in, head_dim, 0, dst);
       if (kv_i4_rotated(head_dim)) kv_hadamard(dst, head_dim);
       return;
   }
@@ -204,7 +206,7 @@ void kv_load_head(KvDtype dtype, const void* src, std::size_t head_dim, float* d
 
 void kv_load_head_stored(KvDtype dtype, const void* src, std::size_t head_dim, float* dst) {
   if (dtype == KvDtype::kI4) {
-    load_head_i4(static_cast<const std::uint8_t*>(src), head_dim, dst);
+    kv_load_i4_from(src, head_dim, 0, dst);
     return;
   }
   kv_load_head(dtype, src, head_dim, dst);

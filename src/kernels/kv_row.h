@@ -59,5 +59,8 @@ void kv_load_head(KvDtype dtype, const void* src, std::size_t head_dim, float* d
 // Hq . Hk) and the output once (sum p v = H sum p Hv), so no per-row
 // transform is paid.
 void kv_load_head_stored(KvDtype dtype, const void* src, std::size_t head_dim, float* dst);
+// Values [first, head_dim) of an int4 head row as stored (first a multiple
+// of kKvI4Group): the scalar decoder, also a SIMD loader's short last group.
+void kv_load_i4_from(const void* src, std::size_t head_dim, std::size_t first, float* dst);
 
 }  // namespace folio::kernels

@@ -40,10 +40,17 @@ std::int32_t skipped_blocks(std::int32_t window, std::int32_t block_size,
   return first > 0 ? static_cast<std::int32_t>(first / block_size) : 0;
 }
 
+std::int64_t every_position_blocks(std::span<const KvGroup> groups, std::int32_t block_size,
+                                   std::int64_t positions) {
+  FOLIO_CHECK(block_size > 0 && positions >= 0);
+  const std::int64_t full = (positions + block_size - 1) / block_size;
+  return full * static_cast<std::int64_t>(std::max<std::size_t>(groups.size(), 1));
+}
+
 std::int64_t max_blocks_per_seq(std::span<const KvGroup> groups, std::int32_t block_size,
                                 std::int64_t positions, std::int64_t max_step_tokens) {
-  FOLIO_CHECK(block_size > 0 && positions >= 0 && max_step_tokens > 0);
-  const std::int64_t full = (positions + block_size - 1) / block_size;
+  FOLIO_CHECK(max_step_tokens > 0);
+  const std::int64_t full = every_position_blocks({}, block_size, positions);
   if (groups.empty()) return full;
   std::int64_t total = 0;
   for (const KvGroup& g : groups) {

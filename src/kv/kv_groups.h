@@ -54,5 +54,9 @@ std::int32_t skipped_blocks(std::int32_t window, std::int32_t block_size,
 // full need).
 std::int64_t max_blocks_per_seq(std::span<const KvGroup> groups, std::int32_t block_size,
                                 std::int64_t positions, std::int64_t max_step_tokens);
+// The same pool keeping every position of every group (what the window saves
+// against): ceil(positions / block_size) per group.
+std::int64_t every_position_blocks(std::span<const KvGroup> groups, std::int32_t block_size,
+                                   std::int64_t positions);
 
 }  // namespace folio::kv

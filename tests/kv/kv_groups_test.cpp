@@ -76,6 +76,9 @@ TEST(KvGroups, MaxBlocksPerSequenceCountsTheWindowNotTheLength) {
   // Shorter than the window: every group holds everything.
   EXPECT_EQ(max_blocks_per_seq(gemma, 16, 100, 2048), 6 * 7);
   EXPECT_EQ(max_blocks_per_seq({}, 16, 100, 2048), 7);
+  // What the window saves against: every position of every group.
+  EXPECT_EQ(every_position_blocks(gemma, 16, 32768), 6 * 2048);
+  EXPECT_EQ(every_position_blocks({}, 16, 100), 7);
 }
 
 }  // namespace

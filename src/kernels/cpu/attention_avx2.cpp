@@ -149,7 +149,7 @@ void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, 
 
 // int4 head rows (kv_row.h): a whole group of 32 from its 16 bytes, 8
 // values at a time (low nibbles: values 0..15, high: 16..31), offset by 8,
-// converted and scaled; a short last group goes through kv_load_head_stored.
+// converted and scaled; a short last group goes through kv_load_i4_from.
 // Values as stored (a rotated row stays rotated: attention.cpp rotates the
 // query and the output); same products as kv_load_head_stored.
 void load_tile_i4(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
@@ -176,11 +176,7 @@ void load_tile_i4(const void* src, std::size_t row_bytes, std::size_t nt, std::s
         _mm256_storeu_ps(d + b + kKvI4Group / 2 + k, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(hi)));
       }
     }
-    if (full < hd) {  // the short last group
-      std::vector<float> tail(hd);
-      kv_load_head_stored(KvDtype::kI4, r, hd, tail.data());
-      std::memcpy(d + full, tail.data() + full, (hd - full) * sizeof(float));
-    }
+    if (full < hd) kv_load_i4_from(r, hd, full, d);  // the short last group
   }
 }
 
