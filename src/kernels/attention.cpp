@@ -112,7 +112,7 @@ struct HeadState {
 }  // namespace
 
 void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
-                    const AttentionShape& shape, float* out) {
+                    const AttentionShape& shape, float* out, const float* q_sink) {
   validate(shape);
   if (nq == 0) return;
   const std::size_t hd = shape.head_dim;
@@ -125,23 +125,31 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
   };
   if (first_of(pos0) != first_of(last)) {
     for (std::size_t i = 0; i < nq; ++i)
-      attention(q + i * qd, pos0 + i, pages, shape, out + i * qd);
+      attention(q + i * qd, pos0 + i, pages, shape, out + i * qd,
+                q_sink != nullptr ? q_sink + i * qd : nullptr);
     return;
   }
+  const std::size_t first = first_of(pos0);
+  // Sink positions read before the window (none when they lie inside it).
+  const std::size_t sinks = shape.sinks > 0 && first > shape.sinks ? shape.sinks : 0;
+  if (q_sink == nullptr || sinks == 0) q_sink = q;
   // Rotated int4 K/V (kv_row.h): scores against H q, outputs rotated back.
   const bool rotated = shape.kv_dtype == KvDtype::kI4 && kv_i4_rotated(shape.head_dim);
-  thread_local std::vector<float> q_rotated;
+  thread_local std::vector<float> q_rotated, q_sink_rotated;
   if (rotated) {
-    q_rotated.assign(q, q + nq * shape.n_heads * shape.head_dim);
-    for (std::size_t h = 0; h < nq * shape.n_heads; ++h)
-      kv_hadamard(q_rotated.data() + h * shape.head_dim, shape.head_dim);
-    q = q_rotated.data();
+    const auto rotate = [&](const float* src, std::vector<float>& dst) {
+      dst.assign(src, src + nq * qd);
+      for (std::size_t h = 0; h < nq * shape.n_heads; ++h) kv_hadamard(dst.data() + h * hd, hd);
+      return dst.data();
+    };
+    const bool same = q_sink == q;
+    q = rotate(q, q_rotated);
+    q_sink = same ? q : rotate(q_sink, q_sink_rotated);
   }
   const cpu::AttentionPrims& prims = cpu::attention_prims(active_isa(), shape.kv_dtype);
   const std::size_t group = shape.n_heads / shape.n_kv_heads;
   const std::size_t head_bytes = kv_head_bytes(shape.kv_dtype, hd);
   const std::size_t row = shape.n_kv_heads * head_bytes;  // bytes per token
-  const std::size_t first = first_of(pos0);
 
   // Scratch grows to the largest shape seen on this thread, then is reused.
   const std::size_t tile = tile_rows(hd);
@@ -160,49 +168,57 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
                                          std::to_string(last + 1) + " positions needed");
 
   for (std::size_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
-    // Page cursor: positions [base, base + pages[pi].n_tokens) live in page pi.
+    // Page cursor: positions [base, base + pages[pi].n_tokens) live in page
+    // pi. It only moves forward: the sinks come before the window.
     std::size_t pi = 0, base = 0;
-    for (std::size_t t0 = first; t0 <= last; t0 += tile) {
-      // Gather the tile's rows (as many as the last query sees) from as many
-      // pages as it spans, once for all queries and the whole GQA group.
-      const std::size_t nt_max = std::min(tile, last + 1 - t0);
-      for (std::size_t filled = 0; filled < nt_max;) {
-        const std::size_t t = t0 + filled;
-        while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
-        const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
-        const std::size_t off = (t - base) * row + kvh * head_bytes;
-        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd,
-                        kt + filled * hd);
-        prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd,
-                        vt + filled * hd);
-        filled += m;
-      }
-      // Query i (position pos0 + i) sees the tile's first nt rows: exactly
-      // the operations a single-query call performs, so results do not
-      // depend on how queries are grouped.
-      for (std::size_t i = t0 > pos0 ? t0 - pos0 : 0; i < nq; ++i) {
-        const std::size_t nt = std::min(tile, pos0 + i + 1 - t0);
-        for (std::size_t g = 0; g < group; ++g) {
-          const std::size_t h = kvh * group + g;
-          float* oh = out + i * qd + h * hd;
-          prims.scores(q + i * qd + h * hd, kt, nt, hd, shape.scale, p);
-          if (shape.softcap > 0.0f) {
-            for (std::size_t j = 0; j < nt; ++j)
-              p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+    // Visits positions [lo, hi] in tiles against the rows of `qs`. Causal:
+    // query i (position pos0 + i) reads up to its own position; else every
+    // query reads all of them (the sinks).
+    const auto segment = [&](std::size_t lo, std::size_t hi, const float* qs, bool causal) {
+      for (std::size_t t0 = lo; t0 <= hi; t0 += tile) {
+        // Gather the tile's rows (as many as the last query sees) from as
+        // many pages as it spans, once for all queries and the GQA group.
+        const std::size_t nt_max = std::min(tile, hi + 1 - t0);
+        for (std::size_t filled = 0; filled < nt_max;) {
+          const std::size_t t = t0 + filled;
+          while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
+          const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
+          const std::size_t off = (t - base) * row + kvh * head_bytes;
+          prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd,
+                          kt + filled * hd);
+          prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd,
+                          vt + filled * hd);
+          filled += m;
+        }
+        // Query i sees the tile's first nt rows: exactly the operations a
+        // single-query call performs, so results do not depend on how
+        // queries are grouped.
+        for (std::size_t i = causal && t0 > pos0 ? t0 - pos0 : 0; i < nq; ++i) {
+          const std::size_t nt = causal ? std::min(tile, pos0 + i + 1 - t0) : nt_max;
+          for (std::size_t g = 0; g < group; ++g) {
+            const std::size_t h = kvh * group + g;
+            float* oh = out + i * qd + h * hd;
+            prims.scores(qs + i * qd + h * hd, kt, nt, hd, shape.scale, p);
+            if (shape.softcap > 0.0f) {
+              for (std::size_t j = 0; j < nt; ++j)
+                p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+            }
+            const float tile_max = *std::max_element(p, p + nt);
+            HeadState& st = state[i * shape.n_heads + h];
+            if (tile_max > st.m) {  // rescale what was accumulated under the old max
+              const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
+              for (std::size_t k = 0; k < hd; ++k) oh[k] *= corr;
+              st.l *= corr;
+              st.m = tile_max;
+            }
+            st.l += prims.exp_shift(p, nt, st.m);
+            prims.accumulate(p, vt, nt, hd, oh);
           }
-          const float tile_max = *std::max_element(p, p + nt);
-          HeadState& st = state[i * shape.n_heads + h];
-          if (tile_max > st.m) {  // rescale what was accumulated under the old max
-            const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
-            for (std::size_t k = 0; k < hd; ++k) oh[k] *= corr;
-            st.l *= corr;
-            st.m = tile_max;
-          }
-          st.l += prims.exp_shift(p, nt, st.m);
-          prims.accumulate(p, vt, nt, hd, oh);
         }
       }
-    }
+    };
+    if (sinks > 0) segment(0, sinks - 1, q_sink, false);
+    segment(first, last, q, true);
   }
   for (std::size_t i = 0; i < nq; ++i) {
     for (std::size_t h = 0; h < shape.n_heads; ++h) {
@@ -215,8 +231,8 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
 }
 
 void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
-               const AttentionShape& shape, float* out) {
-  attention_rows(q, 1, pos, pages, shape, out);
+               const AttentionShape& shape, float* out, const float* q_sink) {
+  attention_rows(q, 1, pos, pages, shape, out, q_sink);
 }
 
 }  // namespace folio::kernels

@@ -30,27 +30,31 @@ struct AttentionShape {
   std::size_t head_dim;
   float scale;  // usually 1/sqrt(head_dim)
   KvDtype kv_dtype;
-  std::size_t window;  // sliding window in tokens, 0 = none
-  float softcap;       // logit soft-capping (Gemma 2), 0 = none
+  std::size_t window;     // sliding window in tokens, 0 = none
+  float softcap;          // logit soft-capping (Gemma 2), 0 = none
+  std::size_t sinks = 0;  // with a window: positions [0, sinks) are read too (attention sinks)
 };
 
-// One query token at absolute position `pos` (it attends to positions
-// max(0, pos - window + 1) .. pos, which must all be present in `pages`;
-// a page wholly before that range is never read and may have k = v =
-// nullptr, as the blocks a paged sliding window released do).
-// q: [n_heads x head_dim]; out: [n_heads x head_dim].
+// One query token at absolute position `pos`. It attends to positions
+// first .. pos, first = max(0, pos - window + 1), and, when sinks > 0 and
+// first > sinks, also to the sinks 0 .. sinks - 1, scored against `q_sink`
+// (the query rotated for them, base/attention_window.h; nullptr: q itself).
+// Those positions must all be present in `pages`; a page wholly outside
+// them is never read and may have k = v = nullptr, as the blocks a paged
+// window released do. The sinks are visited first, then the window.
+// q, q_sink: [n_heads x head_dim]; out: [n_heads x head_dim].
 void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
-               const AttentionShape& shape, float* out);
+               const AttentionShape& shape, float* out, const float* q_sink = nullptr);
 
 // nq query tokens of one sequence at consecutive positions pos0 .. pos0+nq-1
-// (a prefill chunk): q and out hold nq rows of [n_heads x head_dim]. Each K/V
-// tile is gathered once for all of them; row i is bit-identical to
-// attention(q + i * row, pos0 + i, ...), whatever nq.
+// (a prefill chunk): q, q_sink and out hold nq rows of [n_heads x head_dim].
+// Each K/V tile is gathered once for all of them; row i is bit-identical to
+// attention(q + i * row, pos0 + i, ..., q_sink + i * row), whatever nq.
 void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
-                    const AttentionShape& shape, float* out);
+                    const AttentionShape& shape, float* out, const float* q_sink = nullptr);
 
 // Reference: materializes the scores, plain softmax in f64. Test oracle only.
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
-                   const AttentionShape& shape, float* out);
+                   const AttentionShape& shape, float* out, const float* q_sink = nullptr);
 
 }  // namespace folio::kernels

@@ -306,3 +306,98 @@ TEST(Attention, WindowOfOneReturnsCurrentValue) {
 
 }  // namespace
 }  // namespace folio::kernels
+
+namespace folio::kernels {
+namespace {
+
+// Sink + window attention (base/attention_window.h): a query reads the first
+// `sinks` positions against its own q_sink row and the window against q;
+// pages wholly between them are never touched (they are null here, as the
+// blocks a paged window released are), and a run of queries gives each row
+// the bytes of a single-query call.
+TEST(Attention, SinksPlusWindow) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const std::size_t T = 180, page = 16;
+  for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4}) {
+    for (auto [window, sinks] :
+         {std::pair<std::size_t, std::size_t>{40, 4}, {40, 16}, {17, 1}, {64, 20}}) {
+      AttentionShape s{6, 2, 64, 0.125f, dt, window, 0.0f, sinks};
+      const std::size_t qd = s.n_heads * s.head_dim;
+      const Cache cache = make_cache(T, s.n_kv_heads, s.head_dim, rng);
+      for (auto [pos0, nq] :
+           {std::pair<std::size_t, std::size_t>{179, 1}, {100, 1}, {30, 16}, {150, 16}, {41, 5}}) {
+        // Pages of 16; those wholly in the gap that the last query's
+        // window left are null.
+        const std::size_t first = pos0 + 1 > window ? pos0 + 1 - window : 0;
+        std::vector<KvPage> pages = split(cache, std::vector<std::size_t>(T / page + 1, page), dt);
+        pages.back().n_tokens = T - (T / page) * page;
+        for (std::size_t p = 0; p < pages.size(); ++p) {
+          if (p * page >= sinks && (p + 1) * page <= first) pages[p].k = pages[p].v = nullptr;
+        }
+        std::vector<float> q(nq * qd), qs(nq * qd), rows(nq * qd), one(qd), ref(qd);
+        for (auto& x : q) x = nd(rng);
+        for (auto& x : qs) x = nd(rng);
+        for (Isa isa : {Isa::kAvx2, Isa::kScalar}) {
+          IsaOverride force(isa);
+          attention_rows(q.data(), nq, pos0, pages, s, rows.data(), qs.data());
+          for (std::size_t i = 0; i < nq; ++i) {
+            attention(q.data() + i * qd, pos0 + i, pages, s, one.data(), qs.data() + i * qd);
+            ASSERT_EQ(0, std::memcmp(one.data(), rows.data() + i * qd, qd * sizeof(float)))
+                << "window " << window << " sinks " << sinks << " pos0 " << pos0 << " row " << i;
+            attention_ref(q.data() + i * qd, pos0 + i, pages, s, ref.data(), qs.data() + i * qd);
+            for (std::size_t k = 0; k < qd; ++k) {
+              ASSERT_NEAR(ref[k], one[k], 1e-4)
+                  << kv_dtype_name(dt) << " window " << window << " sinks " << sinks << " pos "
+                  << pos0 + i << " isa " << isa_name(isa);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The sinks change the result exactly when the window has left them, and
+// q_sink is what they are scored against: a reference that reads the sink
+// positions with q_sink and the window with q, written out here.
+TEST(Attention, SinksAreScoredAgainstTheirOwnQuery) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const std::size_t T = 60, hd = 8;
+  const Cache cache = make_cache(T, 1, hd, rng);
+  const std::vector<KvPage> pages = split(cache, {T}, KvDtype::kF32);
+  const AttentionShape s{1, 1, hd, 0.5f, KvDtype::kF32, 10, 0.0f, 3};
+  std::vector<float> q(hd), qs(hd), out(hd), plain(hd);
+  for (auto& x : q) x = nd(rng);
+  for (auto& x : qs) x = nd(rng);
+  const std::size_t pos = 50;  // reads 0..2 (q_sink) and 41..50 (q)
+  attention(q.data(), pos, pages, s, out.data(), qs.data());
+  std::vector<double> w;
+  std::vector<std::size_t> at;
+  for (std::size_t t = 0; t <= pos; ++t) {
+    if (t >= 3 && t < 41) continue;
+    const float* qq = t < 3 ? qs.data() : q.data();
+    double d = 0;
+    for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(qq[i]) * cache.k[t * hd + i];
+    w.push_back(d * 0.5);
+    at.push_back(t);
+  }
+  const double mx = *std::max_element(w.begin(), w.end());
+  double sum = 0;
+  for (double& x : w) sum += (x = std::exp(x - mx));
+  for (std::size_t i = 0; i < hd; ++i) {
+    double acc = 0;
+    for (std::size_t j = 0; j < w.size(); ++j) acc += w[j] * cache.v[at[j] * hd + i];
+    EXPECT_NEAR(out[i], acc / sum, 1e-5) << i;
+  }
+  // Without sinks the result is the window alone, and differs.
+  const AttentionShape no_sinks{1, 1, hd, 0.5f, KvDtype::kF32, 10, 0.0f, 0};
+  attention(q.data(), pos, pages, no_sinks, plain.data());
+  double diff = 0;
+  for (std::size_t i = 0; i < hd; ++i) diff += std::abs(plain[i] - out[i]);
+  EXPECT_GT(diff, 1e-3);
+}
+
+}  // namespace
+}  // namespace folio::kernels

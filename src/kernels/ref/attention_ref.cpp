@@ -26,10 +26,17 @@ std::vector<float> kv_head(const KvPage& page, bool is_k, const AttentionShape& 
 }  // namespace
 
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
-                   const AttentionShape& shape, float* out) {
+                   const AttentionShape& shape, float* out, const float* q_sink) {
   const std::size_t hd = shape.head_dim, group = shape.n_heads / shape.n_kv_heads;
   const std::size_t first =
       shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  // Positions read, each with the query row it is scored against: the sinks
+  // (when the window has left them) against q_sink, then the window.
+  const std::size_t sinks = shape.sinks > 0 && first > shape.sinks ? shape.sinks : 0;
+  if (q_sink == nullptr) q_sink = q;
+  std::vector<std::pair<std::size_t, const float*>> read;
+  for (std::size_t t = 0; t < sinks; ++t) read.emplace_back(t, q_sink);
+  for (std::size_t t = first; t <= pos; ++t) read.emplace_back(t, q);
   // (page, offset) of every position 0..pos.
   std::vector<std::pair<const KvPage*, std::size_t>> where;
   for (const KvPage& page : pages) {
@@ -40,11 +47,11 @@ void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> page
   for (std::size_t h = 0; h < shape.n_heads; ++h) {
     const std::size_t kvh = h / group;
     std::vector<double> s;
-    for (std::size_t t = first; t <= pos; ++t) {
+    for (const auto& [t, qs] : read) {
       const auto [page, off] = where[t];
       const std::vector<float> k = kv_head(*page, true, shape, off, kvh);
       double d = 0;
-      for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(q[h * hd + i]) * k[i];
+      for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(qs[h * hd + i]) * k[i];
       d *= shape.scale;
       if (shape.softcap > 0.0f) d = shape.softcap * std::tanh(d / shape.softcap);
       s.push_back(d);
@@ -54,10 +61,10 @@ void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> page
     double sum = 0;
     for (double& v : s) sum += (v = std::exp(v - mx));
     std::vector<double> acc(hd, 0.0);
-    for (std::size_t t = first; t <= pos; ++t) {
-      const auto [page, off] = where[t];
+    for (std::size_t r = 0; r < read.size(); ++r) {
+      const auto [page, off] = where[read[r].first];
       const std::vector<float> v = kv_head(*page, false, shape, off, kvh);
-      for (std::size_t i = 0; i < hd; ++i) acc[i] += s[t - first] * v[i];
+      for (std::size_t i = 0; i < hd; ++i) acc[i] += s[r] * v[i];
     }
     for (std::size_t i = 0; i < hd; ++i) out[h * hd + i] = static_cast<float>(acc[i] / sum);
   }
