@@ -21,6 +21,15 @@ void Batch::validate(std::size_t n_vocab) const {
       throw Error("batch: negative position or sequence id at row " + std::to_string(i));
     }
   }
+  if (!windows.empty() && windows.size() != tokens.size()) {
+    throw Error("batch: " + std::to_string(tokens.size()) + " tokens but " +
+                std::to_string(windows.size()) + " attention windows");
+  }
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (windows[i].window < 0 || windows[i].sinks < 0) {
+      throw Error("batch: negative attention window or sinks at row " + std::to_string(i));
+    }
+  }
   for (std::size_t i = 0; i < logit_rows.size(); ++i) {
     const std::int32_t r = logit_rows[i];
     if (r < 0 || static_cast<std::size_t>(r) >= tokens.size() ||

@@ -11,12 +11,17 @@
 //   positions  [ 0   1   2   3 | 17 ]
 //   seq_ids    [ 0   0   0   0 |  1 ]
 //   logit_rows [ 3, 4 ]                    -> logits [2 x n_vocab]
+//
+// `windows` (empty, or one per token) puts a token under a sink + window
+// attention policy (base/attention_window.h); every token of one sequence
+// in a batch carries the same one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "base/attention_window.h"
 #include "base/token_id.h"
 
 namespace folio::model {
@@ -26,6 +31,7 @@ struct Batch {
   std::vector<std::int32_t> positions;
   std::vector<std::int32_t> seq_ids;
   std::vector<std::int32_t> logit_rows;  // indices into tokens, strictly increasing
+  std::vector<AttentionWindow> windows;  // empty: full attention for all
 
   std::size_t size() const { return tokens.size(); }
   bool empty() const { return tokens.empty(); }
@@ -35,14 +41,25 @@ struct Batch {
     positions.clear();
     seq_ids.clear();
     logit_rows.clear();
+    windows.clear();
   }
 
-  // Appends one token; `want_logits` adds it to logit_rows.
-  void add(TokenId token, std::int32_t pos, std::int32_t seq, bool want_logits) {
+  // Appends one token; `want_logits` adds it to logit_rows. A window that
+  // is on starts `windows` (earlier tokens get "off").
+  void add(TokenId token, std::int32_t pos, std::int32_t seq, bool want_logits,
+           const AttentionWindow& window = {}) {
     if (want_logits) logit_rows.push_back(static_cast<std::int32_t>(tokens.size()));
+    if (window.on() || !windows.empty()) {
+      windows.resize(tokens.size());  // tokens before the first window: off
+      windows.push_back(window);
+    }
     tokens.push_back(token);
     positions.push_back(pos);
     seq_ids.push_back(seq);
+  }
+  // The policy of token t.
+  AttentionWindow window(std::size_t t) const {
+    return windows.empty() ? AttentionWindow{} : windows[t];
   }
 
   // Throws folio::Error when the arrays disagree in length, a token id is

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/attention_window.h"
 #include "base/error.h"
 #include "base/timer.h"
 #include "kernels/attention.h"
@@ -30,10 +31,11 @@ namespace {
 // multi-row form: it is the oracle, not a kernel).
 void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
                         std::span<const kernels::KvPage> pages,
-                        const kernels::AttentionShape& shape, float* out) {
+                        const kernels::AttentionShape& shape, float* out, const float* q_sink) {
   const std::size_t qd = shape.n_heads * shape.head_dim;
   for (std::size_t i = 0; i < nq; ++i) {
-    kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd);
+    kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd,
+                           q_sink != nullptr ? q_sink + i * qd : nullptr);
   }
 }
 
@@ -212,13 +214,9 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     extent[slot] = 0;  // fetched
   }
 
-  const kernels::AttentionShape shape{lc.n_head,
-                                      lc.n_head_kv,
-                                      hd,
-                                      static_cast<float>(config_.attention_scale),
-                                      kv.dtype(),
-                                      lc.sliding ? std::size_t{config_.sliding_window} : 0,
-                                      static_cast<float>(config_.attn_softcap)};
+  const std::int32_t layer_window =
+      lc.sliding ? static_cast<std::int32_t>(config_.sliding_window) : 0;
+  const RopeTable& table = has_rope_swa_ && lc.sliding ? rope_swa_ : rope_;
   ws.att.resize(n * q_dim);
   std::vector<std::size_t>& runs = ws.att_runs;  // first token of each run, then n
   runs.clear();
@@ -232,11 +230,41 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   runs.push_back(n);
   for_rows(pool, n_runs, [&](std::size_t r) {
     thread_local std::vector<kernels::KvPage> prefix;
+    thread_local std::vector<float> q_sink, cs;
     const std::size_t t = runs[r], nq = runs[r + 1] - t;
     const auto pos = static_cast<std::size_t>(batch.positions[t]);
     const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
+    // A run is one sequence: one policy (this layer's own window, or the
+    // sequence's sink + window policy).
+    const AttentionWindow aw = effective_window(layer_window, batch.window(t));
+    const kernels::AttentionShape shape{lc.n_head,
+                                        lc.n_head_kv,
+                                        hd,
+                                        static_cast<float>(config_.attention_scale),
+                                        kv.dtype(),
+                                        static_cast<std::size_t>(aw.window),
+                                        static_cast<float>(config_.attn_softcap),
+                                        static_cast<std::size_t>(aw.sinks)};
+    // Queries that read sinks the window has left: rotated back by the gap
+    // (base/attention_window.h), R(-shift) q, with the layer's frequencies.
+    const float* qs = nullptr;
+    if (sink_shift(aw, static_cast<std::int64_t>(pos + nq - 1)) > 0) {
+      q_sink.assign(ws.q.begin() + static_cast<std::ptrdiff_t>(t * q_dim),
+                    ws.q.begin() + static_cast<std::ptrdiff_t>((t + nq) * q_dim));
+      cs.resize(rot);
+      for (std::size_t i = 0; i < nq; ++i) {
+        const std::int64_t shift = sink_shift(aw, static_cast<std::int64_t>(pos + i));
+        if (shift == 0) continue;
+        kernels::rope_angles_table(static_cast<std::size_t>(shift), table.inv_freq.data(), rot / 2,
+                                   1.0f, cs.data(), cs.data() + rot / 2);
+        for (std::size_t j = rot / 2; j < rot; ++j) cs[j] = -cs[j];
+        op.rope_apply(&q_sink[i * q_dim], lc.n_head, hd, rot, cs.data(), cs.data() + rot / 2,
+                      traits_.rope_neox);
+      }
+      qs = q_sink.data();
+    }
     cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
-    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim]);
+    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs);
   });
   linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
   for_rows(pool, n, [&](std::size_t t) {
