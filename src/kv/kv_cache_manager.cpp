@@ -37,8 +37,10 @@ void KvCacheManager::set_prefix_caching(bool enabled) {
   }
 }
 
-std::int32_t KvCacheManager::skip_for(std::size_t g, std::int64_t num_computed) const {
-  return skipped_blocks(groups_[g].window, pool_.block_size(), num_computed);
+BlockRange KvCacheManager::hole(std::size_t g, const AttentionWindow& policy,
+                                std::int64_t num_computed) const {
+  return released_blocks(effective_window(groups_[g].window, policy), pool_.block_size(),
+                         num_computed);
 }
 
 void KvCacheManager::ensure_hashes(std::span<const TokenId> tokens, std::int32_t num_full,
@@ -52,7 +54,8 @@ void KvCacheManager::ensure_hashes(std::span<const TokenId> tokens, std::int32_t
 
 PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
                                               std::uint64_t extra_key,
-                                              std::vector<BlockHash>& hashes) const {
+                                              std::vector<BlockHash>& hashes,
+                                              const AttentionWindow& policy) const {
   PrefixHit hit;
   if (!caching_) return hit;
   const std::int32_t bs = pool_.block_size();
@@ -69,7 +72,8 @@ PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
     parent = b;
   }
   // Other groups: block k is anchored to chain[k]. A hit of n blocks needs
-  // blocks [skip(n * bs), n) of every group; take the longest n that has them.
+  // the blocks of every group outside its hole at n * bs; take the longest
+  // n that has them.
   const std::size_t ng = groups_.size();
   std::vector<std::vector<BlockId>> found(ng);
   found[0] = chain;
@@ -84,8 +88,9 @@ PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
   for (; n > 0; --n) {
     bool ok = true;
     for (std::size_t g = 1; g < ng && ok; ++g) {
-      for (std::int32_t k = skip_for(g, std::int64_t{n} * bs); k < n && ok; ++k)
-        ok = found[g][static_cast<std::size_t>(k)] != kNoBlock;
+      const BlockRange h = hole(g, policy, std::int64_t{n} * bs);
+      for (std::int32_t k = 0; k < n && ok; ++k)
+        ok = (k >= h.lo && k < h.hi) || found[g][static_cast<std::size_t>(k)] != kNoBlock;
     }
     if (ok) break;
   }
@@ -95,7 +100,8 @@ PrefixHit KvCacheManager::find_longest_prefix(std::span<const TokenId> tokens,
   for (std::size_t g = 0; g < ng; ++g) {
     auto& out = hit.groups[g];
     out.assign(found[g].begin(), found[g].begin() + n);
-    std::fill_n(out.begin(), skip_for(g, hit.num_tokens), kNoBlock);
+    const BlockRange h = adopted_hole(g, policy, n);
+    std::fill(out.begin() + h.lo, out.begin() + h.hi, kNoBlock);
   }
   return hit;
 }
@@ -105,22 +111,37 @@ void KvCacheManager::record_prefix_query(std::int64_t query_tokens, std::int64_t
   prefix_hit_tokens_ += hit_tokens;
 }
 
+BlockRange KvCacheManager::adopted_hole(std::size_t g, const AttentionWindow& policy,
+                                        std::int32_t n) const {
+  BlockRange h = hole(g, policy, std::int64_t{n} * pool_.block_size());
+  // Group 0 keeps a hit's last block: the cache chain continues from it.
+  if (g == 0) h.hi = std::max(h.lo, std::min(h.hi, n - 1));
+  h.hi = std::min(h.hi, n);
+  h.lo = std::min(h.lo, h.hi);
+  return h;
+}
+
 void KvCacheManager::release_skipped(SeqState& s, std::int32_t num_computed) {
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
     BlockTable& t = s.tables[g];
-    const std::int32_t skip = std::min(skip_for(g, num_computed), t.size());
+    const BlockRange h = hole(g, s.policy, num_computed);
+    const std::int32_t end = std::min(h.hi, t.size());
+    if (end <= h.lo) continue;
+    t.num_sink = h.lo;
     // Oldest first: the LRU free list then evicts them in position order.
-    for (; t.num_skipped < skip; ++t.num_skipped) {
-      BlockId& b = t.blocks[static_cast<std::size_t>(t.num_skipped)];
+    for (std::int32_t k = std::max(t.num_skipped, h.lo); k < end; ++k) {
+      BlockId& b = t.blocks[static_cast<std::size_t>(k)];
       if (b != kNoBlock) pool_.release(b);
       b = kNoBlock;
     }
+    t.num_skipped = std::max(t.num_skipped, end);
   }
 }
 
 std::optional<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq, std::int32_t num_computed,
                                                              std::int32_t num_new,
-                                                             const PrefixHit& hit) {
+                                                             const PrefixHit& hit,
+                                                             const AttentionWindow& policy) {
   const std::int32_t bs = pool_.block_size();
   const std::size_t ng = groups_.size();
   FOLIO_CHECK(num_new > 0 && num_computed >= 0);
@@ -131,7 +152,9 @@ std::optional<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq, std::int
                     static_cast<std::int32_t>(hit.groups[0].size()) * bs == hit.num_tokens,
                 "prefix hits must start a fresh table and cover the computed tokens");
   if (found != seqs_.end()) release_skipped(found->second, num_computed);
-  const SeqState empty{std::vector<BlockTable>(ng)};
+  SeqState empty;
+  empty.tables.resize(ng);
+  empty.policy = policy;
   const SeqState& old = found != seqs_.end() ? found->second : empty;
   FOLIO_CHECK(with_hit || num_computed <= old.tables[0].num_slots,
               "computing past the sequence's reserved slots");
@@ -170,7 +193,9 @@ std::optional<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq, std::int
       std::int32_t first_changed = was.size();
       if (with_hit) {
         table.blocks = hit.groups[g];
-        table.num_skipped = skip_for(g, num_computed);
+        const BlockRange h = adopted_hole(g, policy, hit.num_tokens / bs);
+        table.num_sink = h.lo;
+        table.num_skipped = h.hi;
         first_changed = 0;
       }
       if (cow[g]) {
@@ -186,6 +211,7 @@ std::optional<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq, std::int
       FOLIO_CHECK(pool_.allocate(std::max(0, need - table.size()), table.blocks));
       table.num_slots = std::max(was.num_slots, num_computed + num_new);
       TableDelta d;
+      d.num_sink = table.num_sink;
       d.num_skipped = table.num_skipped;
       d.blocks_from = first_changed;
       d.block_ids.assign(table.blocks.begin() + first_changed, table.blocks.end());
@@ -274,7 +300,7 @@ void KvCacheManager::truncate(SeqId seq, std::int32_t num_tokens) {
   const std::int32_t keep = (num_tokens + bs - 1) / bs;
   FOLIO_CHECK(keep >= s.num_cached_blocks, "truncating into cached blocks");
   for (BlockTable& t : s.tables) {
-    FOLIO_CHECK(keep >= t.num_skipped, "truncating into released blocks");
+    FOLIO_CHECK(t.num_released() == 0 || keep >= t.num_skipped, "truncating into released blocks");
     while (t.size() > keep) {
       pool_.release(t.blocks.back());
       t.blocks.pop_back();
@@ -299,7 +325,7 @@ KvStats KvCacheManager::stats() const {
   const std::int64_t bs = pool_.block_size();
   for (const auto& [id, seq] : seqs_)
     for (const BlockTable& t : seq.tables)
-      s.live_tokens += std::max<std::int64_t>(0, t.num_slots - bs * t.num_skipped);
+      s.live_tokens += std::max<std::int64_t>(0, t.num_slots - bs * t.num_released());
   s.allocated_slots = static_cast<std::int64_t>(s.blocks_used) * bs;
   s.prefix_query_tokens = prefix_query_tokens_;
   s.prefix_hit_tokens = prefix_hit_tokens_;

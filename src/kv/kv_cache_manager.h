@@ -28,6 +28,13 @@
 // the step's first query (they stay in the prefix cache until evicted). A
 // prefix hit needs group 0's whole chain and, in a sliding group, only the
 // blocks of the last window - 1 positions; the others are placeholders.
+//
+// A sequence under a sink + window policy (base/attention_window.h, given
+// with its first allocation) releases, in every group the policy narrows,
+// the blocks between its sink blocks and its window. Its K/V differ from
+// full attention's past the window, so callers key its prefix-cache entries
+// apart (window_cache_key in the extra key); its hits need the sink and
+// window blocks of every group, group 0's chain included.
 #pragma once
 
 #include <cstdint>
@@ -101,7 +108,8 @@ class KvCacheManager {
   // (callers pass all but the last token, so at least one is computed).
   // Appends to `hashes`, the sequence's memo of its full-block hashes.
   PrefixHit find_longest_prefix(std::span<const TokenId> tokens, std::uint64_t extra_key,
-                                std::vector<BlockHash>& hashes) const;
+                                std::vector<BlockHash>& hashes,
+                                const AttentionWindow& policy = {}) const;
   // Counts a prefix query for the stats (done on admission, not per probe).
   void record_prefix_query(std::int64_t query_tokens, std::int64_t hit_tokens);
 
@@ -111,9 +119,11 @@ class KvCacheManager {
   // blocks and must cover exactly num_computed tokens. Returns nullopt and
   // changes nothing more when the pool cannot supply every block needed;
   // the blocks a sliding window no longer reads at num_computed are
-  // released first either way.
+  // released first either way. `policy` (a sequence's sink + window
+  // attention) is taken when the sequence gets its table and kept.
   std::optional<SlotAllocation> allocate_slots(SeqId seq, std::int32_t num_computed,
-                                               std::int32_t num_new, const PrefixHit& hit = {});
+                                               std::int32_t num_new, const PrefixHit& hit = {},
+                                               const AttentionWindow& policy = {});
   // Registers the blocks of `seq` that became full with its first
   // `num_computed` tokens in the prefix cache.
   void cache_full_blocks(SeqId seq, std::span<const TokenId> tokens, std::int32_t num_computed,
@@ -149,11 +159,15 @@ class KvCacheManager {
     std::int32_t num_cached_blocks = 0;  // leading blocks already offered to the cache
     BlockId cache_parent = kNoBlock;     // group 0's cached block for the last offered one
     bool cache_broken = false;           // a collision stopped caching this sequence
+    AttentionWindow policy;              // its sink + window policy (off: none)
   };
   void ensure_hashes(std::span<const TokenId> tokens, std::int32_t num_full,
                      std::uint64_t extra_key, std::vector<BlockHash>& hashes) const;
-  // Leading blocks group g no longer needs once num_computed are computed.
-  std::int32_t skip_for(std::size_t g, std::int64_t num_computed) const;
+  // Blocks group g no longer needs under `policy` once num_computed are computed.
+  BlockRange hole(std::size_t g, const AttentionWindow& policy, std::int64_t num_computed) const;
+  // The hole of a prefix hit of n blocks as adopted (inside the hit; group 0
+  // keeps its last block).
+  BlockRange adopted_hole(std::size_t g, const AttentionWindow& policy, std::int32_t n) const;
   // Releases what the sliding groups of `s` no longer read at num_computed.
   void release_skipped(SeqState& s, std::int32_t num_computed);
   // Offers block k of every group of `s` (tokens `block_tokens`) to the

@@ -40,6 +40,14 @@ std::int32_t skipped_blocks(std::int32_t window, std::int32_t block_size,
   return first > 0 ? static_cast<std::int32_t>(first / block_size) : 0;
 }
 
+BlockRange released_blocks(const AttentionWindow& w, std::int32_t block_size,
+                           std::int64_t num_computed) {
+  FOLIO_CHECK(block_size > 0 && w.window >= 0 && w.sinks >= 0);
+  if (!w.on()) return {};
+  const std::int32_t lo = (w.sinks + block_size - 1) / block_size;
+  return {lo, std::max(lo, skipped_blocks(w.window, block_size, num_computed))};
+}
+
 std::int64_t every_position_blocks(std::span<const KvGroup> groups, std::int32_t block_size,
                                    std::int64_t positions) {
   FOLIO_CHECK(block_size > 0 && positions >= 0);
@@ -48,20 +56,25 @@ std::int64_t every_position_blocks(std::span<const KvGroup> groups, std::int32_t
 }
 
 std::int64_t max_blocks_per_seq(std::span<const KvGroup> groups, std::int32_t block_size,
-                                std::int64_t positions, std::int64_t max_step_tokens) {
+                                std::int64_t positions, std::int64_t max_step_tokens,
+                                const AttentionWindow& policy) {
   FOLIO_CHECK(max_step_tokens > 0);
   const std::int64_t full = every_position_blocks({}, block_size, positions);
-  if (groups.empty()) return full;
+  const KvGroup one_full{};
+  if (groups.empty()) groups = std::span<const KvGroup>(&one_full, 1);
   std::int64_t total = 0;
   for (const KvGroup& g : groups) {
-    if (g.window == 0) {
+    const AttentionWindow w = effective_window(g.window, policy);
+    if (!w.on()) {
       total += full;
       continue;
     }
-    // Blocks from the window's first position to the step's last: at most
-    // ceil((W - 1 + step) / B) + 1 (the first one may be partly before it).
-    const std::int64_t span = g.window - 1 + max_step_tokens;
-    total += std::min(full, (span + block_size - 1) / block_size + 1);
+    // The sink blocks, then the blocks from the window's first position to
+    // the step's last: at most ceil((W - 1 + step) / B) + 1 (the first one
+    // may be partly before it).
+    const std::int64_t span = w.window - 1 + max_step_tokens;
+    const std::int64_t sinks = released_blocks(w, block_size, 0).lo;
+    total += std::min(full, sinks + (span + block_size - 1) / block_size + 1);
   }
   return total;
 }

@@ -18,11 +18,19 @@
 // window of the step's first query (kept as a kNoBlock placeholder), so a
 // sequence holds about (W + step tokens) / block_size blocks there however
 // long it grows. Pure integer logic.
+//
+// A sequence may also run under a sink + window policy of its own
+// (base/attention_window.h, any model): then every group it applies to
+// keeps its first ceil(sinks / block_size) blocks and releases the blocks
+// between them and the window (placeholders again), so the sequence's
+// memory stays flat however long the document grows.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "base/attention_window.h"
 
 namespace folio::kv {
 
@@ -47,13 +55,25 @@ KvGroupLayout group_layers(std::span<const std::int32_t> layer_windows);
 std::int32_t skipped_blocks(std::int32_t window, std::int32_t block_size,
                             std::int64_t num_computed);
 
+// The blocks [lo, hi) of a table that no query at position >= num_computed
+// reads under `w` (an effective window: effective_window(group, policy)):
+// lo = the sink blocks kept, hi = skipped_blocks (never below lo).
+struct BlockRange {
+  std::int32_t lo = 0;
+  std::int32_t hi = 0;
+  bool operator==(const BlockRange&) const = default;
+};
+BlockRange released_blocks(const AttentionWindow& w, std::int32_t block_size,
+                           std::int64_t num_computed);
+
 // Most blocks one sequence of `positions` positions ever holds over all
 // `groups` (empty: one full group) when a step computes at most
 // `max_step_tokens` of its positions: a full group holds every position, a
-// sliding group at most the window plus one step (and never more than the
-// full need).
+// sliding group (or one under the sequence's `policy`) at most its sink
+// blocks plus the window plus one step (and never more than the full need).
 std::int64_t max_blocks_per_seq(std::span<const KvGroup> groups, std::int32_t block_size,
-                                std::int64_t positions, std::int64_t max_step_tokens);
+                                std::int64_t positions, std::int64_t max_step_tokens,
+                                const AttentionWindow& policy = {});
 // The same pool keeping every position of every group (what the window saves
 // against): ceil(positions / block_size) per group.
 std::int64_t every_position_blocks(std::span<const KvGroup> groups, std::int32_t block_size,

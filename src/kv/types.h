@@ -30,12 +30,13 @@ struct CowCopy {
 
 // What changed in one block table (one layer group of one sequence) in a
 // step: the holder truncates its copy of the table to `blocks_from` entries,
-// appends `block_ids`, and treats its first `num_skipped` entries as released
-// placeholders (kNoBlock): blocks a sliding window no longer reads.
+// appends `block_ids`, and treats its entries [num_sink, num_skipped) as
+// released placeholders (kNoBlock): blocks a sliding window no longer reads.
 struct TableDelta {
   std::int32_t num_skipped = 0;
   std::int32_t blocks_from = 0;
   std::vector<BlockId> block_ids;
+  std::int32_t num_sink = 0;
   bool operator==(const TableDelta&) const = default;
 };
 
