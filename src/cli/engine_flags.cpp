@@ -39,9 +39,35 @@ void add_engine_flags(CLI::App* sub, EngineFlags& f) {
                   "Speculative decoding, one JSON object as vLLM spells it, e.g. "
                   "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, "
                   "\"prompt_lookup_max\": 4, \"prompt_lookup_min\": 2}' (default off)");
+  add_attention_window_flags(sub, f.attention_window, f.attention_sinks);
   sub->add_option("-t,--threads", f.threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   add_activation_bits_flag(sub, f.activation_bits);
+}
+
+void add_attention_window_flags(CLI::App* sub, int& window, int& sinks) {
+  sub->add_option("--attention-window", window,
+                  "Sink + window attention (StreamingLLM) for any model: each query reads the "
+                  "first --attention-sinks positions and the last N; KV between them is freed, "
+                  "so memory stays flat on long documents. Changes outputs (0: off)")
+      ->capture_default_str();
+  sub->add_option("--attention-sinks", sinks,
+                  "Leading positions every query keeps reading under --attention-window "
+                  "(default 4, at most the window)");
+}
+
+AttentionWindow to_attention_window(int window, int sinks) {
+  if (window < 0) throw Error("--attention-window must be >= 0 (0: off)");
+  if (window == 0) {
+    if (sinks >= 0) throw Error("--attention-sinks needs --attention-window");
+    return {};
+  }
+  if (sinks < 0) sinks = std::min(window, kDefaultAttentionSinks);
+  if (sinks > window) {
+    throw Error("--attention-sinks must be between 0 and --attention-window (" +
+                std::to_string(window) + ")");
+  }
+  return {window, sinks};
 }
 
 void add_activation_bits_flag(CLI::App* sub, int& bits) {
@@ -71,6 +97,7 @@ engine::EngineConfig to_engine_config(const EngineFlags& f) {
   }
   if (f.threads < 0) throw Error("-t/--threads must be >= 0");
   c.speculative = spec::parse_speculative_config(f.speculative_config);
+  c.attention_window = to_attention_window(f.attention_window, f.attention_sinks);
   return c;
 }
 
@@ -147,23 +174,34 @@ void print_engine_summary(const EngineStack& e) {
   const std::vector<kv::KvGroup> groups = e.runner.kv_groups();
   const auto sliding = std::count_if(groups.begin(), groups.end(),
                                      [](const kv::KvGroup& g) { return g.window > 0; });
-  if (sliding == 0) return;
+  const AttentionWindow& w = c.attention_window;
+  if (sliding == 0 && !w.on()) return;
   // The window saving, as admission counts it (kv/kv_groups.h).
-  const std::int64_t per_seq = e.core.scheduler().max_blocks(c.max_model_len);
+  const std::int64_t per_seq = e.core.scheduler().max_blocks(c.max_model_len, w);
   const std::int64_t all = kv::every_position_blocks(groups, c.block_size, c.max_model_len);
   const double block_mib =
       static_cast<double>(e.core.kv_bytes()) / e.core.num_kv_blocks() / (1 << 20);
-  std::fprintf(
-      stderr,
-      "folio: KV layer groups: %zu full + %ld sliding (window %d), %d layers per block; "
-      "a %d-token sequence holds at most %lld blocks (%.1f MiB; every position kept: "
-      "%lld blocks, %.1f MiB): %lld such sequences fit at once (%lld without the window)\n",
-      groups.size() - static_cast<std::size_t>(sliding), static_cast<long>(sliding),
-      groups.back().window, e.runner.cache()->groups().slots, c.max_model_len,
-      static_cast<long long>(per_seq), block_mib * static_cast<double>(per_seq),
-      static_cast<long long>(all), block_mib * static_cast<double>(all),
-      static_cast<long long>(e.core.num_kv_blocks() / per_seq),
-      static_cast<long long>(e.core.num_kv_blocks() / all));
+  std::string what;
+  if (sliding > 0) {
+    what = "KV layer groups: " + std::to_string(groups.size() - static_cast<std::size_t>(sliding)) +
+           " full + " + std::to_string(sliding) + " sliding (window " +
+           std::to_string(groups.back().window) + "), " +
+           std::to_string(e.runner.cache()->groups().slots) + " layers per block";
+  }
+  if (w.on()) {
+    what += (what.empty() ? "" : "; ") + std::string("attention window ") +
+            std::to_string(w.window) + " + " + std::to_string(w.sinks) +
+            " sinks for requests that do not set one (changes outputs)";
+  }
+  std::fprintf(stderr,
+               "folio: %s; a %d-token sequence holds at most %lld blocks (%.1f MiB; every "
+               "position kept: %lld blocks, %.1f MiB): %lld such sequences fit at once (%lld "
+               "without the window)\n",
+               what.c_str(), c.max_model_len, static_cast<long long>(per_seq),
+               block_mib * static_cast<double>(per_seq), static_cast<long long>(all),
+               block_mib * static_cast<double>(all),
+               static_cast<long long>(e.core.num_kv_blocks() / per_seq),
+               static_cast<long long>(e.core.num_kv_blocks() / all));
 }
 
 std::string spec_summary(const engine::EngineStats& s) {

@@ -35,14 +35,21 @@ struct EngineFlags {
   int threads = 0;                 // 0: all hardware threads
   int activation_bits = 16;        // the model's matmul activation width (16 or 8)
   std::string speculative_config;  // JSON (spec/speculative_config.h); "" : off
+  int attention_window = 0;        // sink + window attention for every request; 0: off
+  int attention_sinks = -1;        // -1: kDefaultAttentionSinks (at most the window)
 };
 
 // Adds --max-model-len, --max-num-seqs, --max-num-batched-tokens,
 // --block-size, --kv-cache-memory, --kv-cache-dtype,
 // --enable-prefix-caching / --no-enable-prefix-caching,
-// --scheduling-policy, --speculative-config, -t/--threads and
-// --activation-bits to `sub`.
+// --scheduling-policy, --speculative-config, --attention-window,
+// --attention-sinks, -t/--threads and --activation-bits to `sub`.
 void add_engine_flags(CLI::App* sub, EngineFlags& f);
+
+// --attention-window and --attention-sinks alone (for `perplexity`), and
+// their check (throws folio::Error naming the flag; sinks -1: the default).
+void add_attention_window_flags(CLI::App* sub, int& window, int& sinks);
+AttentionWindow to_attention_window(int window, int sinks);
 
 // --activation-bits alone (for commands that load a model without the engine).
 void add_activation_bits_flag(CLI::App* sub, int& bits);

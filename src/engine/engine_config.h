@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "base/attention_window.h"
 #include "kernels/kv_row.h"
 #include "sched/request.h"
 #include "spec/speculative_config.h"
@@ -25,6 +26,10 @@ struct EngineConfig {
   bool enable_prefix_caching = true;
   sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;
   spec::SpeculativeConfig speculative;  // --speculative-config; off by default
+  // --attention-window / --attention-sinks: the sink + window attention
+  // policy of requests that do not choose one (base/attention_window.h);
+  // off by default, since it changes outputs.
+  AttentionWindow attention_window;
 };
 
 // A model without a context length in its metadata gets this many positions.

@@ -136,9 +136,13 @@ void LLMEngine::propose() {
   if (k < 1) return;
   queries_.clear();
   query_streams_.clear();
+  const bool with_model = config_.speculative.drafts_with_model();
   for (const sched::Request* r : sched_.running()) {
     const std::int32_t room = r->draft_room();
     if (!r->can_draft() || room < 1) continue;
+    // A model drafter attends over every position of its K/V; a sequence
+    // under a sink + window policy has released the middle of it.
+    if (with_model && r->attention_window.on()) continue;
     const SeqRef& ref = seqs_.at(r->id);
     SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
     const std::int32_t want =

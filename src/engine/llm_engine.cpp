@@ -32,8 +32,9 @@ EngineConfig resolve(EngineConfig c, const ModelRunner& runner) {
   }
   if (c.kv_cache_memory <= 0) {
     const std::vector<kv::KvGroup> groups = runner.kv_groups();
-    const std::int64_t per_seq = kv::max_blocks_per_seq(groups, c.block_size, c.max_model_len,
-                                                        sched::max_step_tokens(sched_config(c)));
+    const std::int64_t per_seq =
+        kv::max_blocks_per_seq(groups, c.block_size, c.max_model_len,
+                               sched::max_step_tokens(sched_config(c)), c.attention_window);
     c.kv_cache_memory = default_kv_cache_memory(
         runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype), per_seq, c.max_num_seqs);
   }
@@ -53,7 +54,8 @@ RequestLimits::Values limit_values(const EngineConfig& c, std::int32_t blocks, s
           c.block_size,
           vocab,
           runner.kv_groups(),
-          sched::max_step_tokens(sched_config(c))};
+          sched::max_step_tokens(sched_config(c)),
+          c.attention_window};
 }
 
 std::unique_ptr<spec::Proposer> make_proposer(const spec::SpeculativeConfig& c, ModelRunner& runner,
@@ -122,6 +124,7 @@ std::shared_ptr<OutputChannel> LLMEngine::add_request(AdmittedRequest admitted,
   spec.n = r.n;
   spec.priority = r.priority;
   spec.arrival_time = r.arrival_time;
+  spec.attention_window = r.attention_window.value_or(AttentionWindow{});
   const kv::SeqId seq = sched_.add_request(spec);
   live->samples[0]->seq = seq;
   seqs_[seq] = {live.get(), 0};

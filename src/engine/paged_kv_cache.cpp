@@ -144,9 +144,11 @@ void PagedKvCache::apply(const sched::SchedulerOutput& plan) {
         FOLIO_CHECK(b == kv::kNoBlock || (b >= 0 && b < num_blocks_), "block id out of range");
         t.push_back(b);
       }
-      FOLIO_CHECK(d.num_skipped >= 0 && static_cast<std::size_t>(d.num_skipped) <= t.size(),
+      FOLIO_CHECK(d.num_sink >= 0 && d.num_skipped >= 0 &&
+                      static_cast<std::size_t>(d.num_skipped) <= t.size(),
                   "released blocks past the end of sequence " + to_string(s.id));
-      std::fill_n(t.begin(), d.num_skipped, kv::kNoBlock);
+      if (d.num_skipped > d.num_sink)
+        std::fill(t.begin() + d.num_sink, t.begin() + d.num_skipped, kv::kNoBlock);
     }
   }
   for (const kv::CowCopy& c : plan.cow_copies) copy_block(c.src, c.dst);

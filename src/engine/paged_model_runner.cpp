@@ -68,7 +68,7 @@ void PagedModelRunner::build_batch(const sched::SchedulerOutput& plan) {
     const std::int32_t first_row = s.num_tokens() - s.num_logits;
     for (std::int32_t j = 0; j < s.num_tokens(); ++j) {
       batch_.add(s.tokens[static_cast<std::size_t>(j)], s.start_pos + j,
-                 static_cast<std::int32_t>(i), j >= first_row);
+                 static_cast<std::int32_t>(i), j >= first_row, s.attention_window);
     }
   }
 }

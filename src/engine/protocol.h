@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/attention_window.h"
 #include "base/finish_reason.h"
 #include "base/notify_queue.h"
 #include "base/strong_id.h"
@@ -42,6 +43,9 @@ struct EngineRequest {
   std::int32_t n = 1;               // independent samples of the prompt
   std::int32_t priority = 0;        // lower = served first (--scheduling-policy priority)
   double arrival_time = 0;          // monotonic seconds (base/timer.h); 0: when admitted
+  // Sink + window attention (base/attention_window.h); unset: the engine's
+  // --attention-window default (RequestLimits resolves it).
+  std::optional<AttentionWindow> attention_window;
 };
 
 // New output of one sample (index in [0, n)) since the previous item.

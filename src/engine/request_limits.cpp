@@ -49,12 +49,20 @@ AdmittedRequest RequestLimits::admit(EngineRequest r, double now) const {
                 str(len) + " - " + str(prompt) + ").");
   }
   if (!r.params.max_tokens) r.params.max_tokens = static_cast<std::int32_t>(len - prompt);
+  if (!r.attention_window) r.attention_window = v_.default_window;
+  const AttentionWindow w = *r.attention_window;
+  if (w.window < 0) throw Error("attention_window must be >= 0 (0: off), got " + str(w.window));
+  if (w.sinks < 0 || (w.on() && w.sinks > w.window)) {
+    throw Error("attention_sinks must be between 0 and attention_window (" + str(w.window) +
+                "), got " + str(w.sinks));
+  }
+  if (!w.on()) r.attention_window = AttentionWindow{};  // sinks mean nothing without a window
   r.params.validate(v_.vocab_size);  // with max_tokens known (min_tokens <= max_tokens)
   // The last sampled token is never fed back, so a sequence holds at most
   // prompt + max_tokens - 1 positions; they must fit in the pool alone.
   const std::int64_t positions = prompt + *r.params.max_tokens - 1;
   const std::int64_t blocks =
-      kv::max_blocks_per_seq(v_.kv_groups, v_.block_size, positions, v_.max_step_tokens);
+      kv::max_blocks_per_seq(v_.kv_groups, v_.block_size, positions, v_.max_step_tokens, w);
   if (blocks > v_.num_kv_blocks) {
     throw Error("request needs " + str(blocks) + " KV blocks (" + str(positions) +
                 " positions) but the KV cache holds only " + str(v_.num_kv_blocks) +

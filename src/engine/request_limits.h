@@ -10,8 +10,10 @@
 // It checks the sampling parameters (SamplingParams::validate), the prompt
 // (non-empty, ids in the vocabulary), n in [1, --max-num-seqs], the
 // context (prompt + max_tokens <= --max-model-len) and the KV pool (the
-// blocks the request's positions ever hold at once fit in the whole pool), and fills the default
-// max_tokens: whatever the context leaves, max_model_len - prompt.
+// blocks the request's positions ever hold at once fit in the whole pool,
+// under its attention window), the attention window (window >= 0, 0 <=
+// sinks <= window), and fills the defaults: max_tokens, whatever the
+// context leaves (max_model_len - prompt), and the engine's attention window.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +51,7 @@ class RequestLimits {
     // most a window plus one step (kv::max_blocks_per_seq).
     std::vector<kv::KvGroup> kv_groups = {};
     std::int64_t max_step_tokens = 1;
+    AttentionWindow default_window = {};  // for requests that leave it unset
   };
 
   // Throws folio::Error for values that cannot admit anything (non-positive).

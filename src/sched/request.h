@@ -28,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include "base/attention_window.h"
 #include "base/finish_reason.h"
 #include "kv/block_hash.h"
 #include "kv/types.h"
@@ -63,7 +64,8 @@ struct Request {
   bool forked = false;        // the n-1 children exist
   std::int32_t priority = 0;  // lower value = served first (vLLM)
   double arrival_time = 0;
-  std::uint64_t cache_salt = 0;  // prefix-cache extra key (LoRA id / tenant salt)
+  std::uint64_t cache_salt = 0;      // prefix-cache extra key (LoRA id / tenant salt)
+  AttentionWindow attention_window;  // sink + window policy (off: full attention)
 
   std::int32_t num_computed_tokens = 0;
   RequestStatus status = RequestStatus::kWaiting;

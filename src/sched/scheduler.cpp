@@ -31,7 +31,8 @@ SeqId Scheduler::add_request(const RequestSpec& spec) {
   // The last sampled token is never fed back, so a sequence holds at most
   // total - 1 positions; it must fit alone in the pool (others can be
   // preempted), or it would wait forever.
-  FOLIO_CHECK(max_blocks(total - 1) <= kv_.num_blocks(), "request larger than the KV pool");
+  FOLIO_CHECK(max_blocks(total - 1, spec.attention_window) <= kv_.num_blocks(),
+              "request larger than the KV pool");
 
   auto r = std::make_unique<Request>();
   r->id = SeqId{next_id_++};
@@ -42,16 +43,19 @@ SeqId Scheduler::add_request(const RequestSpec& spec) {
   r->n = spec.n;
   r->priority = spec.priority;
   r->arrival_time = spec.arrival_time;
-  r->cache_salt = spec.cache_salt;
+  // K/V computed under a sink + window policy differ from full attention's
+  // past the window: such blocks are cached under a key of their own.
+  r->cache_salt = spec.cache_salt ^ window_cache_key(spec.attention_window);
+  r->attention_window = spec.attention_window;
   Request* raw = r.get();
   requests_.emplace(raw->id, std::move(r));
   waiting_.push(raw);
   return raw->id;
 }
 
-std::int64_t Scheduler::max_blocks(std::int64_t positions) const {
-  return kv::max_blocks_per_seq(kv_.groups(), kv_.block_size(), positions,
-                                max_step_tokens(config_));
+std::int64_t Scheduler::max_blocks(std::int64_t positions, const AttentionWindow& policy) const {
+  return kv::max_blocks_per_seq(kv_.groups(), kv_.block_size(), positions, max_step_tokens(config_),
+                                policy);
 }
 
 const Request* Scheduler::find(SeqId id) const {
@@ -189,11 +193,14 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     // Look up all but the last token: at least one token must be computed
     // to produce logits, and a hit never covers a block we would write.
     auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
-    kv::PrefixHit hit = kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes);
+    kv::PrefixHit hit =
+        kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes, r->attention_window);
     const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
     const std::int32_t ahead = lookahead(*r, hit.num_tokens, num_new);
-    auto slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit);
-    if (!slots && ahead > 0) slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit);
+    auto slots =
+        kv_.allocate_slots(r->id, hit.num_tokens, num_new + ahead, hit, r->attention_window);
+    if (!slots && ahead > 0)
+      slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit, r->attention_window);
     if (!slots) break;
     if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
     if (r->num_cached_tokens < 0) r->num_cached_tokens = hit.num_tokens;
@@ -231,6 +238,7 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, std::int32_t num
   ScheduledRequest s;
   s.id = r.id;
   s.start_pos = r.num_computed_tokens;
+  s.attention_window = r.attention_window;
   auto first = r.tokens.begin() + s.start_pos;
   s.tokens.assign(first, first + num_new);
   s.tokens.insert(s.tokens.end(), r.spec_tokens.begin(), r.spec_tokens.begin() + num_spec);
@@ -240,7 +248,7 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, std::int32_t num
   } else {  // first plan since admission, resumption or fork: send it all
     for (std::int32_t g = 0; g < kv_.num_groups(); ++g) {
       const kv::BlockTable* t = kv_.table(r.id, g);
-      s.tables.push_back({t->num_skipped, 0, t->blocks});
+      s.tables.push_back({t->num_skipped, 0, t->blocks, t->num_sink});
     }
     r.runner_has_table = true;
   }

@@ -79,8 +79,9 @@ class Scheduler {
   const kv::KvCacheManager& kv() const { return kv_; }
   kv::KvCacheManager& kv() { return kv_; }
   // Most KV blocks a sequence of `positions` positions ever holds under this
-  // configuration (sliding groups hold a window plus one step).
-  std::int64_t max_blocks(std::int64_t positions) const;
+  // configuration (sliding groups, and every group under a sink + window
+  // `policy`, hold their sinks and a window plus one step).
+  std::int64_t max_blocks(std::int64_t positions, const AttentionWindow& policy = {}) const;
 
  private:
   // Tokens of `remaining` that one request may compute this step (the

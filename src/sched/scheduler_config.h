@@ -39,6 +39,7 @@ struct RequestSpec {
   std::int32_t priority = 0;
   double arrival_time = 0;
   std::uint64_t cache_salt = 0;
+  AttentionWindow attention_window;  // sink + window attention (base/attention_window.h)
 };
 
 }  // namespace folio::sched

@@ -26,6 +26,7 @@ namespace folio::sched {
 struct ScheduledRequest {
   SeqId id;
   std::int32_t start_pos = 0;          // == num_computed_tokens: first position computed
+  AttentionWindow attention_window;    // the request's sink + window policy (off: none)
   std::vector<TokenId> tokens;         // tokens at positions start_pos ...
   std::vector<kv::TableDelta> tables;  // block-table deltas, one per group (see above)
   std::vector<kv::CowCopy> cow;        // also gathered in SchedulerOutput::cow_copies

@@ -101,6 +101,7 @@ void Scheduler::fork_child(Request& parent, std::int32_t k, const SampledToken& 
   c->priority = parent.priority;
   c->arrival_time = parent.arrival_time;
   c->cache_salt = parent.cache_salt;
+  c->attention_window = parent.attention_window;
   c->num_computed_tokens = parent.num_computed_tokens;
   c->num_cached_tokens = parent.num_cached_tokens;
   c->block_hashes = parent.block_hashes;

@@ -54,6 +54,7 @@ void GenerationJob::submit() {
     er.params = req_.params;
     er.n = req_.n;
     er.priority = req_.priority;
+    er.attention_window = req_.attention_window;
     er.arrival_time = arrival_;
     try {
       admitted.push_back(ctx_.engine.limits().admit(std::move(er), arrival_));

@@ -62,6 +62,14 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
   if (auto v = f.integer("priority", std::numeric_limits<std::int32_t>::min(), kI32Max)) {
     r.priority = static_cast<std::int32_t>(*v);
   }
+  const auto window = f.integer("attention_window", 0, kI32Max);
+  const auto sinks = f.integer("attention_sinks", 0, kI32Max);
+  if (sinks && !window) bad_param("attention_sinks", "set together with attention_window");
+  if (window) {
+    const std::int64_t default_sinks = std::min<std::int64_t>(*window, kDefaultAttentionSinks);
+    r.attention_window = AttentionWindow{static_cast<std::int32_t>(*window),
+                                         static_cast<std::int32_t>(sinks.value_or(default_sinks))};
+  }
   if (auto v = f.boolean("stream")) r.stream = *v;
   if (const auto* so = f.get("stream_options")) {
     if (!so->is_object()) bad_param("stream_options", "an object");

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/attention_window.h"
 #include "sampling/sampling_params.h"
 #include "server/model_context.h"
 #include "server/server_config.h"
@@ -37,6 +39,9 @@ struct GenerationRequest {
   bool want_logprobs = false;     // completions: logprobs set; chat: logprobs = true
   std::int32_t top_logprobs = 0;  // alternatives per token
   std::int32_t priority = 0;
+  // attention_window / attention_sinks (folio's extra fields); unset: the
+  // server's --attention-window.
+  std::optional<AttentionWindow> attention_window;
   double tokenize_seconds = 0;  // time spent in the tokenizer / template (metrics)
   std::vector<std::string> ignored_fields;
 };
