@@ -25,5 +25,6 @@ Command register_detokenize(CLI::App& app);
 Command register_dequant(CLI::App& app);
 Command register_serve(CLI::App& app);
 Command register_chat(CLI::App& app);
+Command register_perplexity(CLI::App& app);
 
 }  // namespace folio::cli

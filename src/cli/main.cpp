@@ -20,7 +20,7 @@ int run(int argc, char** argv) {
       folio::cli::register_bench(app),    folio::cli::register_generate(app),
       folio::cli::register_tokenize(app), folio::cli::register_detokenize(app),
       folio::cli::register_dequant(app),  folio::cli::register_serve(app),
-      folio::cli::register_chat(app),
+      folio::cli::register_chat(app),     folio::cli::register_perplexity(app),
   };
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
   commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));
