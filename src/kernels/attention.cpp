@@ -118,21 +118,16 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
   const std::size_t hd = shape.head_dim;
   const std::size_t qd = shape.n_heads * hd;  // floats per query row
   const std::size_t last = pos0 + nq - 1;
-  // Each query's tile grid starts at its own first visible position; the
-  // rows share tiles only when that is the same for all of them.
-  const auto first_of = [&](std::size_t pos) {
-    return shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  // Query i (position pos0 + i) reads its window [first(i), pos0 + i] and,
+  // when the window has left them, the sinks [0, sinks) against q_sink.
+  // Sinks that touch or overlap the window make one range from 0.
+  const auto first_of = [&](std::size_t i) -> std::size_t {
+    const std::size_t pos = pos0 + i;
+    const std::size_t f = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+    return shape.sinks > 0 && f <= shape.sinks ? 0 : f;
   };
-  if (first_of(pos0) != first_of(last)) {
-    for (std::size_t i = 0; i < nq; ++i)
-      attention(q + i * qd, pos0 + i, pages, shape, out + i * qd,
-                q_sink != nullptr ? q_sink + i * qd : nullptr);
-    return;
-  }
-  const std::size_t first = first_of(pos0);
-  // Sink positions read before the window (none when they lie inside it).
-  const std::size_t sinks = shape.sinks > 0 && first > shape.sinks ? shape.sinks : 0;
-  if (q_sink == nullptr || sinks == 0) q_sink = q;
+  const auto reads_sinks = [&](std::size_t i) { return shape.sinks > 0 && first_of(i) > 0; };
+  if (q_sink == nullptr) q_sink = q;
   // Rotated int4 K/V (kv_row.h): scores against H q, outputs rotated back.
   const bool rotated = shape.kv_dtype == KvDtype::kI4 && kv_i4_rotated(shape.head_dim);
   thread_local std::vector<float> q_rotated, q_sink_rotated;
@@ -171,34 +166,43 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
     // Page cursor: positions [base, base + pages[pi].n_tokens) live in page
     // pi. It only moves forward: the sinks come before the window.
     std::size_t pi = 0, base = 0;
-    // Visits positions [lo, hi] in tiles against the rows of `qs`. Causal:
-    // query i (position pos0 + i) reads up to its own position; else every
-    // query reads all of them (the sinks).
-    const auto segment = [&](std::size_t lo, std::size_t hi, const float* qs, bool causal) {
-      for (std::size_t t0 = lo; t0 <= hi; t0 += tile) {
-        // Gather the tile's rows (as many as the last query sees) from as
-        // many pages as it spans, once for all queries and the GQA group.
-        const std::size_t nt_max = std::min(tile, hi + 1 - t0);
-        for (std::size_t filled = 0; filled < nt_max;) {
-          const std::size_t t = t0 + filled;
+    // Visits, for every query i, positions [lo(i), hi(i)] (none when lo > hi)
+    // against its row of `qs`, in tiles aligned to multiples of `tile`: the
+    // rows of a tile that any query reads are gathered once (they lie in
+    // [min lo, max hi], which every page in between covers), and each query
+    // scores exactly its part of each tile. A query's operations are the same
+    // whatever queries share the call, so row i is bit-identical to a
+    // single-query call.
+    const auto segment = [&](auto lo, auto hi, const float* qs) {
+      std::size_t lo_min = std::numeric_limits<std::size_t>::max(), hi_max = 0;
+      for (std::size_t i = 0; i < nq; ++i) {
+        if (lo(i) > hi(i)) continue;
+        lo_min = std::min(lo_min, lo(i));
+        hi_max = std::max(hi_max, hi(i));
+      }
+      if (lo_min > hi_max) return;
+      for (std::size_t t0 = lo_min / tile * tile; t0 <= hi_max; t0 += tile) {
+        const std::size_t g0 = std::max(t0, lo_min), g1 = std::min(t0 + tile - 1, hi_max);
+        for (std::size_t t = g0; t <= g1;) {
           while (t >= base + pages[pi].n_tokens) base += pages[pi++].n_tokens;
-          const std::size_t m = std::min(nt_max - filled, base + pages[pi].n_tokens - t);
+          const std::size_t m = std::min(g1 + 1 - t, base + pages[pi].n_tokens - t);
           const std::size_t off = (t - base) * row + kvh * head_bytes;
           prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].k) + off, row, m, hd,
-                          kt + filled * hd);
+                          kt + (t - g0) * hd);
           prims.load_tile(static_cast<const std::uint8_t*>(pages[pi].v) + off, row, m, hd,
-                          vt + filled * hd);
-          filled += m;
+                          vt + (t - g0) * hd);
+          t += m;
         }
-        // Query i sees the tile's first nt rows: exactly the operations a
-        // single-query call performs, so results do not depend on how
-        // queries are grouped.
-        for (std::size_t i = causal && t0 > pos0 ? t0 - pos0 : 0; i < nq; ++i) {
-          const std::size_t nt = causal ? std::min(tile, pos0 + i + 1 - t0) : nt_max;
+        for (std::size_t i = 0; i < nq; ++i) {
+          const std::size_t a = std::max(t0, lo(i)), b = std::min(t0 + tile - 1, hi(i));
+          if (a > b) continue;
+          const std::size_t nt = b - a + 1;
+          const float* kr = kt + (a - g0) * hd;
+          const float* vr = vt + (a - g0) * hd;
           for (std::size_t g = 0; g < group; ++g) {
             const std::size_t h = kvh * group + g;
             float* oh = out + i * qd + h * hd;
-            prims.scores(qs + i * qd + h * hd, kt, nt, hd, shape.scale, p);
+            prims.scores(qs + i * qd + h * hd, kr, nt, hd, shape.scale, p);
             if (shape.softcap > 0.0f) {
               for (std::size_t j = 0; j < nt; ++j)
                 p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
@@ -212,13 +216,17 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
               st.m = tile_max;
             }
             st.l += prims.exp_shift(p, nt, st.m);
-            prims.accumulate(p, vt, nt, hd, oh);
+            prims.accumulate(p, vr, nt, hd, oh);
           }
         }
       }
     };
-    if (sinks > 0) segment(0, sinks - 1, q_sink, false);
-    segment(first, last, q, true);
+    const std::size_t none = std::numeric_limits<std::size_t>::max();
+    if (shape.sinks > 0)
+      segment([&](std::size_t i) { return reads_sinks(i) ? std::size_t{0} : none; },
+              [&](std::size_t) { return shape.sinks - 1; }, q_sink);
+    segment(
+        first_of, [&](std::size_t i) { return pos0 + i; }, q);
   }
   for (std::size_t i = 0; i < nq; ++i) {
     for (std::size_t h = 0; h < shape.n_heads; ++h) {

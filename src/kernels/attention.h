@@ -36,13 +36,14 @@ struct AttentionShape {
 };
 
 // One query token at absolute position `pos`. It attends to positions
-// first .. pos, first = max(0, pos - window + 1), and, when sinks > 0 and
-// first > sinks, also to the sinks 0 .. sinks - 1, scored against `q_sink`
-// (the query rotated for them, base/attention_window.h; nullptr: q itself).
-// Those positions must all be present in `pages`; a page wholly outside
-// them is never read and may have k = v = nullptr, as the blocks a paged
-// window released do. The sinks are visited first, then the window.
-// q, q_sink: [n_heads x head_dim]; out: [n_heads x head_dim].
+// first .. pos, first = max(0, pos - window + 1), and, when sinks > 0, to
+// the sinks 0 .. sinks - 1 too: as part of one range 0 .. pos when first <=
+// sinks, else scored against `q_sink` (the query rotated for them,
+// base/attention_window.h; nullptr: q itself). Those positions must all be
+// present in `pages`; a page wholly outside them is never read and may have
+// k = v = nullptr, as the blocks a paged window released do. The sinks are
+// visited first, then the window, in tiles aligned to multiples of the tile
+// size. q, q_sink: [n_heads x head_dim]; out: [n_heads x head_dim].
 void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
                const AttentionShape& shape, float* out, const float* q_sink = nullptr);
 

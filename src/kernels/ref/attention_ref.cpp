@@ -28,11 +28,11 @@ std::vector<float> kv_head(const KvPage& page, bool is_k, const AttentionShape& 
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
                    const AttentionShape& shape, float* out, const float* q_sink) {
   const std::size_t hd = shape.head_dim, group = shape.n_heads / shape.n_kv_heads;
-  const std::size_t first =
-      shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  std::size_t first = shape.window != 0 && pos + 1 > shape.window ? pos + 1 - shape.window : 0;
+  if (shape.sinks > 0 && first <= shape.sinks) first = 0;  // sinks and window in one range
   // Positions read, each with the query row it is scored against: the sinks
   // (when the window has left them) against q_sink, then the window.
-  const std::size_t sinks = shape.sinks > 0 && first > shape.sinks ? shape.sinks : 0;
+  const std::size_t sinks = shape.sinks > 0 && first > 0 ? shape.sinks : 0;
   if (q_sink == nullptr) q_sink = q;
   std::vector<std::pair<std::size_t, const float*>> read;
   for (std::size_t t = 0; t < sinks; ++t) read.emplace_back(t, q_sink);
