@@ -19,6 +19,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/engine_flags.h"
 #include "cli/model_template.h"
 #include "engine/engine_config.h"
 #include "engine/paged_model_runner.h"
@@ -45,6 +46,8 @@ struct InfoArgs {
   bool json = false;
   bool metadata = false;
   std::string speculative_config;  // validated against the model and described
+  int attention_window = 0;        // --attention-window: the paged figures under that policy
+  int attention_sinks = -1;
 };
 
 // The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
@@ -187,13 +190,15 @@ Json tensors_json(const gguf::GgufFile& f) {
 // What the engine's paged pool holds (kv/kv_groups.h) at its default block
 // size and step budget: blocks of one layer group, a sliding group holding
 // its window plus one step; `every_position_*` is the same pool keeping
-// every position of every layer.
-Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t num_seqs) {
+// every position of every layer. Under a sink + window `policy` every group
+// it narrows holds its sinks and window plus one step.
+Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t num_seqs,
+                const AttentionWindow& policy) {
   const engine::EngineConfig defaults;
   const std::int32_t bs = defaults.block_size;
   const kv::KvGroupLayout layout = engine::PagedKvCache::layout(c);
   const auto blocks = kv::max_blocks_per_seq(layout.groups, bs, static_cast<std::int64_t>(len),
-                                             defaults.max_num_batched_tokens);
+                                             defaults.max_num_batched_tokens, policy);
   const auto all = kv::every_position_blocks(layout.groups, bs, static_cast<std::int64_t>(len));
   Json groups = Json::array();
   for (const kv::KvGroup& g : layout.groups) groups.push_back(g.window);
@@ -212,7 +217,8 @@ Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t nu
           {"blocks_per_seq", blocks},
           {"bytes", per_seq},
           {"every_position_blocks_per_seq", all},
-          {"every_position_bytes", per_seq_all}};
+          {"every_position_bytes", per_seq_all},
+          {"attention_window", {{"window", policy.window}, {"sinks", policy.sinks}}}};
 }
 
 Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
@@ -250,7 +256,8 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
-  kv["paged"] = paged_json(c, len, a.num_seqs);
+  kv["paged"] =
+      paged_json(c, len, a.num_seqs, to_attention_window(a.attention_window, a.attention_sinks));
   return kv;
 }
 
@@ -321,6 +328,7 @@ spec::SpeculativeConfig resolved(const gguf::GgufFile& f, const spec::Speculativ
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   // A bad --speculative-config is the user's error (thrown), not the file's.
   spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
+  to_attention_window(a.attention_window, a.attention_sinks);  // a flag error, before the file's
   std::int32_t n_layer = 0;
   Json r = {{"file",
              {{"path", f.source()},
@@ -514,7 +522,11 @@ void print_text(const Json& r) {
     std::printf("    holds at most %lld blocks for %llu x %llu tokens: %s",
                 pg["blocks_per_seq"].get<long long>(), seqs,
                 kv["max_model_len"].get<unsigned long long>(), kv_line(pg["bytes"], false).c_str());
-    if (sliding > 0)
+    const int window = pg["attention_window"]["window"].get<int>();
+    if (window > 0)
+      std::printf(" under --attention-window %d + %d sinks", window,
+                  pg["attention_window"]["sinks"].get<int>());
+    if (sliding > 0 || window > 0)
       std::printf(" (every position kept: %lld blocks, %s)",
                   pg["every_position_blocks_per_seq"].get<long long>(),
                   kv_line(pg["every_position_bytes"], false).c_str());
@@ -540,6 +552,7 @@ Command register_info(CLI::App& app) {
   sub->add_flag("--metadata", a->metadata, "also list every metadata key");
   sub->add_option("--speculative-config", a->speculative_config,
                   "check a speculative-decoding config against this model and describe it");
+  add_attention_window_flags(sub, a->attention_window, a->attention_sinks);
   return {sub, [a]() {
             const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
             const Json report = build_report(f, *a);

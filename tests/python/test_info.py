@@ -276,6 +276,28 @@ def test_gemma3_sliding_window_caps_local_layers():
     assert pg["bytes"]["f16"] == 2 * (blocks + 5 * sliding) * pg["bytes_per_block"]["f16"]
 
 
+def test_attention_window_keeps_the_paged_need_flat():
+    # SmolLM2 (no window of its own) under --attention-window 1024 + 4 sinks: one group holds
+    # its sink block and the window plus one 2048-token step, however long the sequence.
+    for length in (8192, 32768):
+        info = folio_json(model("smollm2"), "--max-model-len", str(length), "--attention-window",
+                          "1024", "--attention-sinks", "4")
+        pg = info["kv_cache"]["paged"]
+        assert pg["attention_window"] == {"window": 1024, "sinks": 4}
+        assert pg["blocks_per_seq"] == 1 + (-(-(1024 - 1 + 2048) // 16) + 1)
+        assert pg["every_position_blocks_per_seq"] == length // 16
+        assert pg["bytes"]["f16"] == pg["blocks_per_seq"] * pg["bytes_per_block"]["f16"]
+    # Gemma 3: a policy wider than its own window narrows only the global layers.
+    pg = folio_json(model("gemma3"), "--max-model-len", "32768", "--attention-window",
+                    "2048")["kv_cache"]["paged"]
+    sliding = -(-(512 - 1 + 2048) // 16) + 1
+    assert pg["blocks_per_seq"] == (1 + -(-(2048 - 1 + 2048) // 16) + 1) + 5 * sliding
+    for bad in (["--attention-sinks", "4"], ["--attention-window", "8", "--attention-sinks", "9"],
+                ["--attention-window", "-1"]):
+        r = subprocess.run([FOLIO, "info", model("smollm2"), *bad], capture_output=True, text=True)
+        assert r.returncode != 0 and "--attention-" in r.stderr, (bad, r.stderr)
+
+
 def test_text_output_and_metadata_only_when_asked():
     text = folio_info(model("smollm2"))
     assert "per token: f16 23040 B | int8 12240 B" in text

@@ -4,14 +4,16 @@ Starts the real binary with the default model on a free localhost port, once per
 """
 import http.client
 import json
+import os
 import socket
+import subprocess
 import threading
 import time
 import urllib.request
 
 import openai
 import pytest
-from folio_server import running_server
+from folio_server import FOLIO, running_server
 from prometheus_client.parser import text_string_to_metric_families
 
 NAME = "smollm2"
@@ -225,3 +227,39 @@ def test_health_version_and_metrics_parse(server):
     assert stages["attention"] > 0 and stages["ffn"] > 0 and stages["lm_head"] > 0
     for s in ("tokenize", "schedule", "sampling", "detokenize"):
         assert s in stages, s
+
+
+# A prompt whose answer needs more than the last 16 positions.
+WINDOW_PROMPT = ("My name is Alice and my favourite colour is green. Here is a list of the planets with "
+                 "one fact each. Mercury is the closest to the Sun. Venus is the hottest. Earth has "
+                 "liquid water. Mars is red because of iron oxide. Jupiter is the largest. Saturn has "
+                 "bright rings. Uranus rotates on its side. Neptune has the strongest winds. To "
+                 "repeat: my name is")
+
+
+def test_attention_window_field(client, tmp_path):
+    """attention_window / attention_sinks reach the engine: the answer equals `folio generate
+    --attention-window 16 --attention-sinks 4` on the same prompt (the flag's path), 0 means full
+    attention, and attention_sinks alone is refused naming it."""
+    def complete(**extra):
+        r = client.completions.create(model=NAME, prompt=WINDOW_PROMPT, max_tokens=8, temperature=0,
+                                      extra_body=extra or None)
+        return r.choices[0].text
+
+    windowed = complete(attention_window=16, attention_sinks=4)
+    full = complete()
+    assert complete(attention_window=0) == full
+    inp = tmp_path / "in.jsonl"
+    out = tmp_path / "out.jsonl"
+    inp.write_text(json.dumps({"prompt": WINDOW_PROMPT, "max_tokens": 8, "temperature": 0}) + "\n")
+    subprocess.run([FOLIO, "generate", "--input", str(inp), "--output", str(out), "-t", "2",
+                    "--max-model-len", "1024", "--attention-window", "16", "--attention-sinks", "4"],
+                   check=True, capture_output=True, timeout=120, env=dict(os.environ))
+    assert json.loads(out.read_text().splitlines()[0])["text"] == windowed
+    assert windowed != full, "a 16-position window should change this answer"
+    with pytest.raises(openai.BadRequestError) as e:
+        complete(attention_sinks=4)
+    assert "attention_sinks" in str(e.value)
+    with pytest.raises(openai.BadRequestError) as e:
+        complete(attention_window=8, attention_sinks=9)
+    assert "attention_sinks" in str(e.value)
