@@ -8,7 +8,9 @@
 //    "top_p": 1, "top_k": -1, "min_p": 0, "seed": 7, "stop": "x" | ["x", ...],
 //    "n": 1, "presence_penalty": 0, "frequency_penalty": 0,
 //    "repetition_penalty": 1, "min_tokens": 0, "ignore_eos": false,
-//    "stop_token_ids": [...], "include_stop_str_in_output": false}
+//    "stop_token_ids": [...], "include_stop_str_in_output": false,
+//    "attention_window": 0, "attention_sinks": 4}  (folio's sink + window attention, as
+//    the server's request fields; unset: --attention-window)
 // Defaults follow the OpenAI completions API (max_tokens 16, temperature 1).
 // A text prompt is tokenized with the vocabulary's BOS/EOS rules, as a raw
 // completion (no chat template). Text comes from the engine's
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "base/attention_window.h"
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
@@ -91,7 +94,9 @@ sampling::SamplingParams parse_params(const json& j) {
                                        "stop_token_ids",
                                        "include_stop_str_in_output",
                                        "model",
-                                       "user"};
+                                       "user",
+                                       "attention_window",
+                                       "attention_sinks"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
@@ -141,6 +146,13 @@ void submit(engine::LLMEngine& e, const tokenizer::Tokenizer& tok, const std::st
     r.params = parse_params(j);
     r.prompt = parse_prompt(j["prompt"], tok);
     r.n = get_field<std::int32_t>(j, "n", 1);
+    if (j.contains("attention_window") || j.contains("attention_sinks")) {
+      if (!j.contains("attention_window"))
+        throw Error("'attention_sinks' needs 'attention_window'");
+      const auto w = get_field<std::int32_t>(j, "attention_window", 0);
+      r.attention_window = AttentionWindow{
+          w, get_field<std::int32_t>(j, "attention_sinks", std::min(w, kDefaultAttentionSinks))};
+    }
     auto out = std::make_unique<engine::OutputProcessor>(tok, r.params, std::max(r.n, 0));
     line.channel = e.add_request(std::move(r));  // admits: throws naming the limit
     line.n = out->n();

@@ -256,6 +256,12 @@ def test_attention_window_field(client, tmp_path):
                     "--max-model-len", "1024", "--attention-window", "16", "--attention-sinks", "4"],
                    check=True, capture_output=True, timeout=120, env=dict(os.environ))
     assert json.loads(out.read_text().splitlines()[0])["text"] == windowed
+    # The same as a field of generate's input line, with the flag unset.
+    inp.write_text(json.dumps({"prompt": WINDOW_PROMPT, "max_tokens": 8, "temperature": 0,
+                               "attention_window": 16, "attention_sinks": 4}) + "\n")
+    subprocess.run([FOLIO, "generate", "--input", str(inp), "--output", str(out), "-t", "2",
+                    "--max-model-len", "1024"], check=True, capture_output=True, timeout=120)
+    assert json.loads(out.read_text().splitlines()[0])["text"] == windowed
     assert windowed != full, "a 16-position window should change this answer"
     with pytest.raises(openai.BadRequestError) as e:
         complete(attention_sinks=4)
