@@ -113,8 +113,16 @@ struct HeadState {
 
 void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
                     const AttentionShape& shape, float* out, const float* q_sink) {
+  attention_rows_heads(q, nq, pos0, pages, shape, out, q_sink, 0, shape.n_kv_heads);
+}
+
+void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
+                          std::span<const KvPage> pages, const AttentionShape& shape, float* out,
+                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end) {
   validate(shape);
-  if (nq == 0) return;
+  FOLIO_CHECK(kv_head_begin <= kv_head_end && kv_head_end <= shape.n_kv_heads,
+              "attention: KV head range outside the shape");
+  if (nq == 0 || kv_head_begin == kv_head_end) return;
   const std::size_t hd = shape.head_dim;
   const std::size_t qd = shape.n_heads * hd;  // floats per query row
   const std::size_t last = pos0 + nq - 1;
@@ -155,14 +163,17 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
   float* const kt = scratch.data();
   float* const vt = kt + tile * hd;
   float* const p = vt + tile * hd;
-  std::fill(out, out + nq * qd, 0.0f);
+  // Only this call's heads of each output row: other calls may own the rest.
+  const std::size_t h_begin = kv_head_begin * group, h_end = kv_head_end * group;
+  for (std::size_t i = 0; i < nq; ++i)
+    std::fill(out + i * qd + h_begin * hd, out + i * qd + h_end * hd, 0.0f);
 
   std::size_t available = 0;
   for (const KvPage& page : pages) available += page.n_tokens;
   FOLIO_CHECK(available >= last + 1, "attention pages hold fewer than the " +
                                          std::to_string(last + 1) + " positions needed");
 
-  for (std::size_t kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
+  for (std::size_t kvh = kv_head_begin; kvh < kv_head_end; ++kvh) {
     // Page cursor: positions [base, base + pages[pi].n_tokens) live in page
     // pi. It only moves forward: the sinks come before the window.
     std::size_t pi = 0, base = 0;
@@ -229,7 +240,7 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
         first_of, [&](std::size_t i) { return pos0 + i; }, q);
   }
   for (std::size_t i = 0; i < nq; ++i) {
-    for (std::size_t h = 0; h < shape.n_heads; ++h) {
+    for (std::size_t h = h_begin; h < h_end; ++h) {
       const float inv = 1.0f / state[i * shape.n_heads + h].l;
       float* oh = out + i * qd + h * hd;
       for (std::size_t k = 0; k < hd; ++k) oh[k] *= inv;

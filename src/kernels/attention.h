@@ -54,6 +54,15 @@ void attention(const float* q, std::size_t pos, std::span<const KvPage> pages,
 void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<const KvPage> pages,
                     const AttentionShape& shape, float* out, const float* q_sink = nullptr);
 
+// The same for the query heads of KV heads [kv_head_begin, kv_head_end)
+// only: their parts of `out` are written, the rest is left alone, so calls
+// over disjoint head ranges may run in parallel on one output (a long decode
+// of few sequences spreads over the threads). Bit-identical to the heads'
+// part of attention_rows.
+void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
+                          std::span<const KvPage> pages, const AttentionShape& shape, float* out,
+                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end);
+
 // Reference: materializes the scores, plain softmax in f64. Test oracle only.
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
                    const AttentionShape& shape, float* out, const float* q_sink = nullptr);

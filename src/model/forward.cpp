@@ -31,7 +31,8 @@ namespace {
 // multi-row form: it is the oracle, not a kernel).
 void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
                         std::span<const kernels::KvPage> pages,
-                        const kernels::AttentionShape& shape, float* out, const float* q_sink) {
+                        const kernels::AttentionShape& shape, float* out, const float* q_sink,
+                        std::size_t /*kv_head_begin*/, std::size_t /*kv_head_end*/) {
   const std::size_t qd = shape.n_heads * shape.head_dim;
   for (std::size_t i = 0; i < nq; ++i) {
     kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd,
@@ -44,13 +45,14 @@ struct Ops {
   decltype(&kernels::rope_apply) rope_apply;
   decltype(&kernels::swiglu) swiglu;
   decltype(&kernels::geglu) geglu;
-  decltype(&kernels::attention_rows) attention_rows;
+  decltype(&kernels::attention_rows_heads) attention_rows;
+  bool split_heads;  // attention_rows may run KV head ranges in parallel
 };
 
-constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope_apply, kernels::swiglu, kernels::geglu,
-                       kernels::attention_rows};
+constexpr Ops kFastOps{kernels::rmsnorm, kernels::rope_apply,           kernels::swiglu,
+                       kernels::geglu,   kernels::attention_rows_heads, true};
 constexpr Ops kRefOps{kernels::rmsnorm_ref, kernels::rope_apply_ref, kernels::swiglu_ref,
-                      kernels::geglu_ref, attention_rows_ref};
+                      kernels::geglu_ref,   attention_rows_ref,      false};
 
 // Query rows per attention call: consecutive positions of one sequence (a
 // prefill chunk) share each gathered K/V tile, in runs of at most this many
@@ -228,7 +230,13 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   }
   const std::size_t n_runs = runs.size();
   runs.push_back(n);
-  for_rows(pool, n_runs, [&](std::size_t r) {
+  // Fewer runs than threads (a decode of few sequences): each run's KV heads
+  // are split over the threads too (disjoint parts of its output rows).
+  const auto threads = static_cast<std::size_t>(pool.size());
+  const std::size_t parts =
+      op.split_heads && n_runs < threads ? std::min<std::size_t>(lc.n_head_kv, threads) : 1;
+  for_rows(pool, n_runs * parts, [&](std::size_t task) {
+    const std::size_t r = task / parts, part = task % parts;
     thread_local std::vector<kernels::KvPage> prefix;
     thread_local std::vector<float> q_sink, cs;
     const std::size_t t = runs[r], nq = runs[r + 1] - t;
@@ -264,7 +272,8 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
       qs = q_sink.data();
     }
     cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
-    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs);
+    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
+                      part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts);
   });
   linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
   for_rows(pool, n, [&](std::size_t t) {

@@ -401,3 +401,39 @@ TEST(Attention, SinksAreScoredAgainstTheirOwnQuery) {
 
 }  // namespace
 }  // namespace folio::kernels
+
+namespace folio::kernels {
+namespace {
+
+// attention_rows_heads over disjoint KV head ranges writes exactly those
+// heads' parts of the output, bit-identical to attention_rows, and leaves the
+// other heads' parts alone (so the ranges may run in parallel).
+TEST(Attention, HeadRangesAreBitIdenticalAndDisjoint) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const std::size_t T = 120, hd = 64;
+  for (KvDtype dt : {KvDtype::kF16, KvDtype::kI4}) {
+    AttentionShape s{9, 3, hd, 0.125f, dt, 50, 0.0f, 4};
+    const std::size_t qd = s.n_heads * hd;
+    const Cache cache = make_cache(T, s.n_kv_heads, hd, rng);
+    const auto pages = split(cache, {40, 40, 40}, dt);
+    for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{119, 1}, {90, 16}}) {
+      std::vector<float> q(nq * qd), qs(nq * qd), whole(nq * qd), parts(nq * qd, 7.0f);
+      for (auto& x : q) x = nd(rng);
+      for (auto& x : qs) x = nd(rng);
+      attention_rows(q.data(), nq, pos0, pages, s, whole.data(), qs.data());
+      attention_rows_heads(q.data(), nq, pos0, pages, s, parts.data(), qs.data(), 1, 2);
+      for (std::size_t i = 0; i < nq; ++i)
+        for (std::size_t k = 0; k < qd; ++k) {
+          const bool mine = k >= 3 * hd && k < 6 * hd;  // query heads 3..5 of KV head 1
+          ASSERT_EQ(parts[i * qd + k], mine ? whole[i * qd + k] : 7.0f) << i << " " << k;
+        }
+      attention_rows_heads(q.data(), nq, pos0, pages, s, parts.data(), qs.data(), 0, 1);
+      attention_rows_heads(q.data(), nq, pos0, pages, s, parts.data(), qs.data(), 2, 3);
+      ASSERT_EQ(0, std::memcmp(parts.data(), whole.data(), whole.size() * sizeof(float)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace folio::kernels
