@@ -30,15 +30,7 @@ constexpr std::int32_t kChunk = 64;
 constexpr AttentionWindow kPolicy{200, 4};
 
 EngineConfig window_config(std::int64_t blocks) {
-  EngineConfig c;
-  c.max_model_len = 1024;
-  c.max_num_seqs = 4;
-  c.max_num_batched_tokens = kChunk;
-  c.block_size = kBlock;
-  c.kv_cache_dtype = kernels::KvDtype::kF32;  // the reference cache is f32
-  PagedModelRunner probe(smollm().model, 1);
-  c.kv_cache_memory = blocks * probe.kv_bytes_per_block(kBlock, c.kv_cache_dtype);
-  return c;
+  return window_test_config(smollm().model, blocks, 1024, kChunk, kBlock);
 }
 
 EngineRequest windowed(std::uint64_t id, std::vector<TokenId> prompt, std::int32_t n_out,

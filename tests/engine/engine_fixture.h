@@ -46,6 +46,23 @@ inline const Loaded& smollm() {
   return *loaded;
 }
 
+// Windows over the paged engine (the window tests): a pool of exactly
+// `blocks` blocks of `block_size` positions of f32 K/V (the contiguous
+// greedy references are f32), steps of `chunk` tokens, 4 sequences.
+inline EngineConfig window_test_config(const model::Model& m, std::int64_t blocks,
+                                       std::int32_t max_model_len, std::int32_t chunk,
+                                       std::int32_t block_size) {
+  EngineConfig c;
+  c.max_model_len = max_model_len;
+  c.max_num_seqs = 4;
+  c.max_num_batched_tokens = chunk;
+  c.block_size = block_size;
+  c.kv_cache_dtype = kernels::KvDtype::kF32;
+  PagedModelRunner probe(m, 1);
+  c.kv_cache_memory = blocks * probe.kv_bytes_per_block(block_size, c.kv_cache_dtype);
+  return c;
+}
+
 inline EngineConfig small_config() {
   EngineConfig c;
   c.max_model_len = 256;

@@ -37,15 +37,7 @@ constexpr std::int32_t kBlock = 16;
 constexpr std::int32_t kChunk = 256;
 
 EngineConfig window_config(std::int64_t blocks) {
-  EngineConfig c;
-  c.max_model_len = 2048;
-  c.max_num_seqs = 4;
-  c.max_num_batched_tokens = kChunk;
-  c.block_size = kBlock;
-  c.kv_cache_dtype = kernels::KvDtype::kF32;  // the reference cache is f32
-  PagedModelRunner probe(gemma().model, 1);
-  c.kv_cache_memory = blocks * probe.kv_bytes_per_block(kBlock, c.kv_cache_dtype);
-  return c;
+  return window_test_config(gemma().model, blocks, 2048, kChunk, kBlock);
 }
 
 // Runs the engine to idle, returning the largest number of blocks in use.
