@@ -17,12 +17,20 @@
 // then stay below S + W, inside the trained range, however long the text.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace folio {
 
 // Sinks when a window is asked for without them (StreamingLLM's four).
 inline constexpr std::int32_t kDefaultAttentionSinks = 4;
+
+// The sinks of a window asked for without them: kDefaultAttentionSinks, at
+// most the window; 0 when the window is off. (The flags, the server's
+// fields and generate's input lines all default through this.)
+inline std::int32_t default_sinks(std::int32_t window) {
+  return window > 0 ? std::min(window, kDefaultAttentionSinks) : 0;
+}
 
 struct AttentionWindow {
   std::int32_t window = 0;  // positions read up to and including the query; 0: off

@@ -150,8 +150,8 @@ void submit(engine::LLMEngine& e, const tokenizer::Tokenizer& tok, const std::st
       if (!j.contains("attention_window"))
         throw Error("'attention_sinks' needs 'attention_window'");
       const auto w = get_field<std::int32_t>(j, "attention_window", 0);
-      r.attention_window = AttentionWindow{
-          w, get_field<std::int32_t>(j, "attention_sinks", std::min(w, kDefaultAttentionSinks))};
+      r.attention_window =
+          AttentionWindow{w, get_field<std::int32_t>(j, "attention_sinks", default_sinks(w))};
     }
     auto out = std::make_unique<engine::OutputProcessor>(tok, r.params, std::max(r.n, 0));
     line.channel = e.add_request(std::move(r));  // admits: throws naming the limit

@@ -62,7 +62,7 @@ AttentionWindow to_attention_window(int window, int sinks) {
     if (sinks >= 0) throw Error("--attention-sinks needs --attention-window");
     return {};
   }
-  if (sinks < 0) sinks = std::min(window, kDefaultAttentionSinks);
+  if (sinks < 0) sinks = default_sinks(window);
   if (sinks > window) {
     throw Error("--attention-sinks must be between 0 and --attention-window (" +
                 std::to_string(window) + ")");

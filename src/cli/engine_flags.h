@@ -36,7 +36,7 @@ struct EngineFlags {
   int activation_bits = 16;        // the model's matmul activation width (16 or 8)
   std::string speculative_config;  // JSON (spec/speculative_config.h); "" : off
   int attention_window = 0;        // sink + window attention for every request; 0: off
-  int attention_sinks = -1;        // -1: kDefaultAttentionSinks (at most the window)
+  int attention_sinks = -1;        // -1: default_sinks(window) (base/attention_window.h)
 };
 
 // Adds --max-model-len, --max-num-seqs, --max-num-batched-tokens,

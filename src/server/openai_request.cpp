@@ -66,9 +66,9 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
   const auto sinks = f.integer("attention_sinks", 0, kI32Max);
   if (sinks && !window) bad_param("attention_sinks", "set together with attention_window");
   if (window) {
-    const std::int64_t default_sinks = std::min<std::int64_t>(*window, kDefaultAttentionSinks);
-    r.attention_window = AttentionWindow{static_cast<std::int32_t>(*window),
-                                         static_cast<std::int32_t>(sinks.value_or(default_sinks))};
+    const auto w = static_cast<std::int32_t>(*window);
+    r.attention_window =
+        AttentionWindow{w, sinks ? static_cast<std::int32_t>(*sinks) : default_sinks(w)};
   }
   if (auto v = f.boolean("stream")) r.stream = *v;
   if (const auto* so = f.get("stream_options")) {
