@@ -221,7 +221,7 @@ Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t nu
           {"attention_window", {{"window", policy.window}, {"sinks", policy.sinks}}}};
 }
 
-Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
+Json kv_json(const model::ModelConfig& c, const InfoArgs& a, const AttentionWindow& policy) {
   const std::uint64_t len = a.max_model_len ? a.max_model_len : c.n_ctx_train;
   const std::uint64_t per_token = c.kv_elements_per_token();
   // Flag ranges keep len * num_seqs * per_token below 2^31 * 2^16 * 2^49: checked anyway.
@@ -256,8 +256,7 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a) {
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
-  kv["paged"] =
-      paged_json(c, len, a.num_seqs, to_attention_window(a.attention_window, a.attention_sinks));
+  kv["paged"] = paged_json(c, len, a.num_seqs, policy);
   return kv;
 }
 
@@ -328,7 +327,8 @@ spec::SpeculativeConfig resolved(const gguf::GgufFile& f, const spec::Speculativ
 Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   // A bad --speculative-config is the user's error (thrown), not the file's.
   spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
-  to_attention_window(a.attention_window, a.attention_sinks);  // a flag error, before the file's
+  // Flag errors come before the file's.
+  const AttentionWindow policy = to_attention_window(a.attention_window, a.attention_sinks);
   std::int32_t n_layer = 0;
   Json r = {{"file",
              {{"path", f.source()},
@@ -340,7 +340,7 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     r["model"] = model_json(c);
     r["tokenizer"] = tokenizer_json(f);
     r["tensors"] = tensors_json(f);
-    r["kv_cache"] = kv_json(c, a);
+    r["kv_cache"] = kv_json(c, a, policy);
     r["load"] = load_json(f);
     n_layer = static_cast<std::int32_t>(c.n_layer);
   } catch (const Error& e) {

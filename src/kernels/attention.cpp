@@ -136,13 +136,17 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
   };
   const auto reads_sinks = [&](std::size_t i) { return shape.sinks > 0 && first_of(i) > 0; };
   if (q_sink == nullptr) q_sink = q;
+  const std::size_t group = shape.n_heads / shape.n_kv_heads;
+  // This call's query heads (those of its KV heads).
+  const std::size_t h_begin = kv_head_begin * group, h_end = kv_head_end * group;
   // Rotated int4 K/V (kv_row.h): scores against H q, outputs rotated back.
   const bool rotated = shape.kv_dtype == KvDtype::kI4 && kv_i4_rotated(shape.head_dim);
   thread_local std::vector<float> q_rotated, q_sink_rotated;
   if (rotated) {
     const auto rotate = [&](const float* src, std::vector<float>& dst) {
       dst.assign(src, src + nq * qd);
-      for (std::size_t h = 0; h < nq * shape.n_heads; ++h) kv_hadamard(dst.data() + h * hd, hd);
+      for (std::size_t i = 0; i < nq; ++i)
+        for (std::size_t h = h_begin; h < h_end; ++h) kv_hadamard(dst.data() + i * qd + h * hd, hd);
       return dst.data();
     };
     const bool same = q_sink == q;
@@ -150,7 +154,6 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
     q_sink = same ? q : rotate(q_sink, q_sink_rotated);
   }
   const cpu::AttentionPrims& prims = cpu::attention_prims(active_isa(), shape.kv_dtype);
-  const std::size_t group = shape.n_heads / shape.n_kv_heads;
   const std::size_t head_bytes = kv_head_bytes(shape.kv_dtype, hd);
   const std::size_t row = shape.n_kv_heads * head_bytes;  // bytes per token
 
@@ -164,7 +167,6 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
   float* const vt = kt + tile * hd;
   float* const p = vt + tile * hd;
   // Only this call's heads of each output row: other calls may own the rest.
-  const std::size_t h_begin = kv_head_begin * group, h_end = kv_head_end * group;
   for (std::size_t i = 0; i < nq; ++i)
     std::fill(out + i * qd + h_begin * hd, out + i * qd + h_end * hd, 0.0f);
 

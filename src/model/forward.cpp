@@ -173,6 +173,12 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   linear(w.wv, ws.h.data(), n, ws.v.data(), pool);
   const std::size_t rot = config_.n_rot;
   const std::vector<float>& rope = has_rope_swa_ && lc.sliding ? ws.rope_swa : ws.rope;
+  const RopeTable& table = has_rope_swa_ && lc.sliding ? rope_swa_ : rope_;
+  // This layer's own window (0: full attention); a token's sequence may add
+  // a sink + window policy (Batch::windows), effective_window() decides.
+  const std::int32_t layer_window =
+      lc.sliding ? static_cast<std::int32_t>(config_.sliding_window) : 0;
+  if (!batch.windows.empty()) ws.q_sink.resize(n * q_dim);
   for_rows(pool, n, [&](std::size_t t) {
     if (!w.q_norm.empty()) {  // QK-norm: each head's q and k normalized before RoPE
       for (std::size_t h = 0; h < lc.n_head; ++h) {
@@ -187,6 +193,21 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     const float* cs = &rope[t * rot];
     op.rope_apply(&ws.q[t * q_dim], lc.n_head, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
     op.rope_apply(&ws.k[t * kv_dim], lc.n_head_kv, hd, rot, cs, cs + rot / 2, traits_.rope_neox);
+    // A query that reads sinks its window has left reads them as R(-shift) q,
+    // rotated back by the gap with this layer's frequencies
+    // (base/attention_window.h); the kernel reads that row for no other query.
+    const std::int64_t shift =
+        sink_shift(effective_window(layer_window, batch.window(t)), batch.positions[t]);
+    if (shift > 0) {
+      thread_local std::vector<float> back;  // cos, then -sin of the shift's angles
+      back.resize(rot);
+      kernels::rope_angles_table(static_cast<std::size_t>(shift), table.inv_freq.data(), rot / 2,
+                                 1.0f, back.data(), back.data() + rot / 2);
+      for (std::size_t j = rot / 2; j < rot; ++j) back[j] = -back[j];
+      float* qs = &ws.q_sink[t * q_dim];
+      std::copy_n(&ws.q[t * q_dim], q_dim, qs);
+      op.rope_apply(qs, lc.n_head, hd, rot, back.data(), back.data() + rot / 2, traits_.rope_neox);
+    }
   });
   for (std::size_t t = 0; t < n; ++t) {
     kv.store(layer, batch.seq_ids[t], static_cast<std::size_t>(batch.positions[t]),
@@ -216,9 +237,6 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     extent[slot] = 0;  // fetched
   }
 
-  const std::int32_t layer_window =
-      lc.sliding ? static_cast<std::int32_t>(config_.sliding_window) : 0;
-  const RopeTable& table = has_rope_swa_ && lc.sliding ? rope_swa_ : rope_;
   ws.att.resize(n * q_dim);
   std::vector<std::size_t>& runs = ws.att_runs;  // first token of each run, then n
   runs.clear();
@@ -238,7 +256,6 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   for_rows(pool, n_runs * parts, [&](std::size_t task) {
     const std::size_t r = task / parts, part = task % parts;
     thread_local std::vector<kernels::KvPage> prefix;
-    thread_local std::vector<float> q_sink, cs;
     const std::size_t t = runs[r], nq = runs[r + 1] - t;
     const auto pos = static_cast<std::size_t>(batch.positions[t]);
     const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
@@ -253,24 +270,7 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
                                         static_cast<std::size_t>(aw.window),
                                         static_cast<float>(config_.attn_softcap),
                                         static_cast<std::size_t>(aw.sinks)};
-    // Queries that read sinks the window has left: rotated back by the gap
-    // (base/attention_window.h), R(-shift) q, with the layer's frequencies.
-    const float* qs = nullptr;
-    if (sink_shift(aw, static_cast<std::int64_t>(pos + nq - 1)) > 0) {
-      q_sink.assign(ws.q.begin() + static_cast<std::ptrdiff_t>(t * q_dim),
-                    ws.q.begin() + static_cast<std::ptrdiff_t>((t + nq) * q_dim));
-      cs.resize(rot);
-      for (std::size_t i = 0; i < nq; ++i) {
-        const std::int64_t shift = sink_shift(aw, static_cast<std::int64_t>(pos + i));
-        if (shift == 0) continue;
-        kernels::rope_angles_table(static_cast<std::size_t>(shift), table.inv_freq.data(), rot / 2,
-                                   1.0f, cs.data(), cs.data() + rot / 2);
-        for (std::size_t j = rot / 2; j < rot; ++j) cs[j] = -cs[j];
-        op.rope_apply(&q_sink[i * q_dim], lc.n_head, hd, rot, cs.data(), cs.data() + rot / 2,
-                      traits_.rope_neox);
-      }
-      qs = q_sink.data();
-    }
+    const float* qs = aw.sinks > 0 ? &ws.q_sink[t * q_dim] : nullptr;  // filled with RoPE above
     cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
     op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
                       part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts);

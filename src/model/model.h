@@ -58,6 +58,7 @@ struct ForwardTimes {
 // that calls forward().
 struct Workspace {
   std::vector<float> x, h, q, k, v, att, gate, up, rows, logits;
+  std::vector<float> q_sink;    // per token: q as it reads sinks its window has left
   std::vector<float> rope;      // per token: cos, sin of its RoPE angles
   std::vector<float> rope_swa;  // the same for sliding layers with their own base (Gemma 3)
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
