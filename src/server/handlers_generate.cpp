@@ -8,11 +8,6 @@ namespace folio::server {
 namespace {
 
 HttpReply start_job(ServerContext& ctx, GenerationRequest req) {
-  if (!req.ignored_fields.empty() && ctx.log.enabled(LogLevel::kDebug)) {
-    std::string names;
-    for (const auto& n : req.ignored_fields) names += (names.empty() ? "" : ", ") + n;
-    ctx.log.debug("ignoring unknown request fields: " + names);
-  }
   HttpReply r;
   const bool stream = req.stream;
   r.job = std::make_unique<GenerationJob>(ctx, std::move(req));

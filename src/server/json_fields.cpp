@@ -129,7 +129,7 @@ std::vector<std::int32_t> Fields::int_list(const char* name, std::int32_t lo, st
 std::vector<std::string> Fields::unread() const {
   std::vector<std::string> out;
   for (const auto& [k, v] : obj_.items()) {
-    if (!read_.contains(k)) out.push_back(k);
+    if (!read_.contains(k) && !v.is_null()) out.push_back(k);
   }
   return out;
 }

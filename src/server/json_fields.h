@@ -36,7 +36,8 @@ class Fields {
   std::vector<std::int32_t> int_list(const char* name, std::int32_t lo, std::int32_t hi,
                                      std::size_t max_items);
 
-  // Names present in the object but never asked for (to log at debug).
+  // Names present (not null) in the object but never asked for: fields the
+  // caller does not implement, which it refuses.
   std::vector<std::string> unread() const;
 
  private:

@@ -7,7 +7,8 @@
 // form is an ApiError(400) naming the parameter; an unknown `model` is
 // ApiError(404). Limits (context length, default max_tokens, value ranges)
 // are checked once, by the engine's RequestLimits, when the job admits it.
-// Unknown fields are ignored and returned in `ignored_fields` for a debug log.
+// A field folio does not implement is an ApiError(400) naming it (never
+// ignored); a null field counts as absent.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,6 @@ struct GenerationRequest {
   // server's --attention-window.
   std::optional<AttentionWindow> attention_window;
   double tokenize_seconds = 0;  // time spent in the tokenizer / template (metrics)
-  std::vector<std::string> ignored_fields;
 };
 
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ModelContext& model,

@@ -269,3 +269,17 @@ def test_attention_window_field(client, tmp_path):
     with pytest.raises(openai.BadRequestError) as e:
         complete(attention_window=8, attention_sinks=9)
     assert "attention_sinks" in str(e.value)
+
+
+def test_unimplemented_fields_are_refused_naming_them(client):
+    """A field folio does not implement is a 400 naming it, never silently ignored: the client
+    would believe it got what it asked for."""
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(
+            model=NAME, messages=[{"role": "user", "content": "hi"}], max_tokens=2,
+            response_format={"type": "json_object"})
+    assert "response_format" in str(e.value)
+    with pytest.raises(openai.BadRequestError) as e:
+        client.completions.create(model=NAME, prompt="hi", max_tokens=2,
+                                  extra_body={"frobnicate": 1})
+    assert "frobnicate" in str(e.value)

@@ -57,6 +57,9 @@ TEST(JsonFields, TypedReads) {
   Fields g(j);
   g.integer("i", 0, 10);
   EXPECT_EQ(g.unread().size(), 8u);
+  // A null field asks for nothing: it is never unread.
+  const auto n = parse_body(R"({"a": null, "b": 1})");
+  EXPECT_EQ(Fields(n).unread(), (std::vector<std::string>{"b"}));
 }
 
 }  // namespace
