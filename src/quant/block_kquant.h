@@ -97,4 +97,15 @@ void dequantize(const BlockQ5_K& b, std::span<float, kQK_K> y);
 void dequantize(const BlockQ6_K& b, std::span<float, kQK_K> y);
 void dequantize(const BlockQ8_K& b, std::span<float, kQK_K> y);
 
+// Quantizers (quantize_kquant.cpp): Q4_K, Q5_K and Q6_K, the types folio
+// writes. `importance` is empty (ggml's reference rule) or the super-block's
+// 256 column importances; row_sigma2 is unused (k-quants use their own
+// super-block's mean square).
+void quantize(std::span<const float, kQK_K> x, std::span<const float> importance, float row_sigma2,
+              BlockQ4_K& b);
+void quantize(std::span<const float, kQK_K> x, std::span<const float> importance, float row_sigma2,
+              BlockQ5_K& b);
+void quantize(std::span<const float, kQK_K> x, std::span<const float> importance, float row_sigma2,
+              BlockQ6_K& b);
+
 }  // namespace folio::quant

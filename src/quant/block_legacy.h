@@ -75,4 +75,18 @@ void dequantize(const BlockQ5_0& b, std::span<float, 32> y);
 void dequantize(const BlockQ5_1& b, std::span<float, 32> y);
 void dequantize(const BlockQ8_0& b, std::span<float, 32> y);
 
+// Quantizers (quantize_legacy.cpp). `importance` is empty (round to nearest,
+// ggml's reference rule) or the block's 32 column importances; row_sigma2 is
+// the mean square of the block's whole row (used with importances only).
+void quantize(std::span<const float, 32> x, std::span<const float> importance, float row_sigma2,
+              BlockQ4_0& b);
+void quantize(std::span<const float, 32> x, std::span<const float> importance, float row_sigma2,
+              BlockQ4_1& b);
+void quantize(std::span<const float, 32> x, std::span<const float> importance, float row_sigma2,
+              BlockQ5_0& b);
+void quantize(std::span<const float, 32> x, std::span<const float> importance, float row_sigma2,
+              BlockQ5_1& b);
+void quantize(std::span<const float, 32> x, std::span<const float> importance, float row_sigma2,
+              BlockQ8_0& b);
+
 }  // namespace folio::quant

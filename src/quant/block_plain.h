@@ -36,4 +36,12 @@ void dequantize(const BlockF32& b, std::span<float, 1> y);
 void dequantize(const BlockF16& b, std::span<float, 1> y);
 void dequantize(const BlockBF16& b, std::span<float, 1> y);
 
+// Conversions from float32 (round to nearest even; the importance is unused).
+void quantize(std::span<const float, 1> x, std::span<const float> importance, float row_sigma2,
+              BlockF32& b);
+void quantize(std::span<const float, 1> x, std::span<const float> importance, float row_sigma2,
+              BlockF16& b);
+void quantize(std::span<const float, 1> x, std::span<const float> importance, float row_sigma2,
+              BlockBF16& b);
+
 }  // namespace folio::quant

@@ -31,6 +31,43 @@ void dequantize_blocks(std::span<const std::uint8_t> src, std::span<float> dst) 
   }
 }
 
+// The row's mean square, which the importance-weighted legacy rules use.
+float mean_square(std::span<const float> src) {
+  float sum_x2 = 0.0f;
+  for (float v : src) sum_x2 += v * v;
+  return sum_x2 / static_cast<float>(src.size());
+}
+
+template <class Block>
+void quantize_blocks(std::span<const float> src, std::span<const float> importance,
+                     std::span<std::uint8_t> dst) {
+  static_assert(std::is_trivially_copyable_v<Block>);
+  const std::size_t n = dst.size() / sizeof(Block);
+  FOLIO_CHECK(dst.size() == n * sizeof(Block) && src.size() == n * Block::kElems &&
+                  (importance.empty() || importance.size() == src.size()),
+              "quantize_blocks: caller must pass whole blocks");
+  const float sigma2 = importance.empty() || src.empty() ? 0.0f : mean_square(src);
+  for (std::size_t i = 0; i < n; ++i) {
+    Block b{};
+    const auto imp =
+        importance.empty() ? importance : importance.subspan(i * Block::kElems, Block::kElems);
+    quantize(src.subspan(i * Block::kElems).template first<Block::kElems>(), imp, sigma2, b);
+    std::memcpy(dst.data() + i * sizeof(Block), &b, sizeof(Block));
+  }
+}
+
+// Blocks with a quantize() overload get a quantizer in their row.
+template <class Block>
+constexpr QuantizeRowFn quantizer() {
+  if constexpr (requires(std::span<const float, Block::kElems> x, Block & b) {
+                  quantize(x, std::span<const float>{}, 0.0f, b);
+                }) {
+    return &quantize_blocks<Block>;
+  } else {
+    return nullptr;
+  }
+}
+
 template <class Block>
 TypeTraits row() {
   const auto layout = gguf::tensor_type_layout(static_cast<std::uint32_t>(Block::kType));
@@ -38,7 +75,8 @@ TypeTraits row() {
   FOLIO_CHECK(
       layout->block_elems == Block::kElems && layout->block_bytes == sizeof(Block),
       std::string("block struct disagrees with the GGUF layout of ") + std::string(layout->name));
-  return {Block::kType, layout->name, Block::kElems, sizeof(Block), &dequantize_blocks<Block>};
+  return {Block::kType,      layout->name, Block::kElems, sizeof(Block), &dequantize_blocks<Block>,
+          quantizer<Block>()};
 }
 
 const std::array<TypeTraits, 14>& table() {

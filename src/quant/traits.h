@@ -19,12 +19,19 @@ namespace folio::quant {
 // dst.size() == n * block_elems (callers check; see dequantize_row()).
 using DequantizeRowFn = void (*)(std::span<const std::uint8_t> src, std::span<float> dst);
 
+// Quantizes one row of whole blocks: dst.size() == n * block_bytes and
+// src.size() == n * block_elems; importance empty or src.size() long (see
+// quantize_row() in quantize.h, which checks).
+using QuantizeRowFn = void (*)(std::span<const float> src, std::span<const float> importance,
+                               std::span<std::uint8_t> dst);
+
 struct TypeTraits {
   gguf::TensorType type;
   std::string_view name;           // "Q4_K"
   std::size_t block_elems;         // weights per block (1 for F32/F16/BF16)
   std::size_t block_bytes;         // bytes per block
   DequantizeRowFn dequantize_row;  // scalar reference, bit-exact with gguf-py
+  QuantizeRowFn quantize_row;      // nullptr: folio does not write this type
 };
 
 // Every type folio supports, in type-id order.
