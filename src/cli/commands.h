@@ -26,5 +26,6 @@ Command register_dequant(CLI::App& app);
 Command register_serve(CLI::App& app);
 Command register_chat(CLI::App& app);
 Command register_perplexity(CLI::App& app);
+Command register_quantize(CLI::App& app);
 
 }  // namespace folio::cli

@@ -1,0 +1,252 @@
+// `folio quantize IN OUT --type T`: writes a GGUF whose weights are
+// quantized to a recipe (Q4_0 .. Q8_0, Q4_K_S/M, Q5_K_S/M, Q6_K, or F16 /
+// BF16 / F32), with llama-quantize's per-tensor type rules
+// (quant/tensor_plan.h), so llama.cpp loads the result as it loads its own.
+//
+//   for each tensor, in llama-quantize's order:
+//     choose its type (recipe mix, --tensor-type, fallbacks)
+//     kept:      copy its bytes
+//     quantized: dequantize to float32 (an already-quantized input warns:
+//                errors compound), quantize row by row on --threads workers
+//   metadata: the input's, with general.file_type and
+//   general.quantization_version replaced and quantize.method added
+//
+// --method rtn (the default) is round-to-nearest, ggml's reference rules:
+// byte-identical to llama-quantize without an imatrix on the same input.
+// Progress (one line per tensor, sizes, time) goes to stderr; the output is
+// written only once every tensor is done, so a failure leaves no half file.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/default_model.h"
+#include "gguf/gguf_file.h"
+#include "gguf/writer.h"
+#include "quant/dequantize.h"
+#include "quant/quantize.h"
+#include "quant/tensor_plan.h"
+#include "quant/traits.h"
+
+namespace folio::cli {
+
+namespace {
+
+struct QuantizeArgs {
+  std::string input;
+  std::string output;
+  std::string type;
+  std::string method = "rtn";
+  std::vector<std::string> tensor_types;  // PATTERN=TYPE
+  std::string output_tensor_type;
+  std::string token_embedding_type;
+  bool pure = false;
+  int threads = 0;  // 0: all cores
+};
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+quant::PlanOptions plan_options(const QuantizeArgs& a) {
+  quant::PlanOptions o;
+  o.recipe = &quant::find_recipe(a.type);
+  for (const std::string& spec : a.tensor_types) {
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw Error("--tensor-type wants PATTERN=TYPE (got '" + spec + "')");
+    }
+    o.tensor_types.emplace_back(spec.substr(0, eq), quant::writable_type(spec.substr(eq + 1)));
+  }
+  if (!a.output_tensor_type.empty()) o.output_type = quant::writable_type(a.output_tensor_type);
+  if (!a.token_embedding_type.empty()) {
+    o.token_embedding_type = quant::writable_type(a.token_embedding_type);
+  }
+  o.pure = a.pure;
+  return o;
+}
+
+std::string dims_text(const std::vector<std::uint64_t>& dims) {
+  std::string s;
+  for (std::uint64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+bool is_float_type(gguf::TensorType t) {
+  return quant::traits(t).block_elems == 1;
+}
+
+// Quantizes `rows` rows of `row_len` floats to `type` on `threads` workers
+// (contiguous row ranges; every row is independent, so the bytes do not
+// depend on the thread count).
+std::vector<std::uint8_t> quantize_rows(gguf::TensorType type, const std::vector<float>& src,
+                                        std::size_t row_len, int threads) {
+  const std::size_t rows = src.size() / row_len;
+  const std::size_t row_bytes = quant::quantized_bytes(type, row_len);
+  std::vector<std::uint8_t> out(rows * row_bytes);
+  const std::size_t n_workers =
+      std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(rows, 1));
+  std::vector<std::exception_ptr> errors(n_workers);
+  const auto work = [&](std::size_t w) {
+    try {
+      for (std::size_t r = rows * w / n_workers; r < rows * (w + 1) / n_workers; ++r) {
+        quant::quantize_row(type, std::span(src).subspan(r * row_len, row_len), {},
+                            std::span(out).subspan(r * row_bytes, row_bytes));
+      }
+    } catch (...) {
+      errors[w] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t w = 1; w < n_workers; ++w) pool.emplace_back(work, w);
+    work(0);
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
+
+std::vector<float> dequantized(const gguf::TensorInfo& t) {
+  std::vector<float> x(t.n_elements);
+  quant::dequantize_row(t.type, t.data, x);
+  return x;
+}
+
+int run_quantize(const QuantizeArgs& a) {
+  if (a.method != "rtn") {
+    throw Error(
+        "--method " + a.method +
+        " is not available (folio quantizes with --method rtn; awq and gptq are not built yet)");
+  }
+  if (a.threads < 0) throw Error("--threads must be >= 0 (got " + std::to_string(a.threads) + ")");
+  const int threads = a.threads > 0
+                          ? a.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const quant::PlanOptions options = plan_options(a);
+  const std::string in_path = resolve_model_path(a.input);
+  std::error_code ec;
+  if (std::filesystem::equivalent(in_path, a.output, ec)) {
+    throw Error("the output " + a.output + " is the input; write to another file");
+  }
+  const auto in = gguf::GgufFile::open(in_path);
+
+  std::vector<quant::TensorShape> shapes;
+  std::map<std::string, const gguf::TensorInfo*, std::less<>> by_name;
+  for (const gguf::TensorInfo& t : in.tensors()) {
+    shapes.push_back({std::string(t.name), t.dims, t.type});
+    by_name.emplace(std::string(t.name), &t);
+  }
+  std::sort(shapes.begin(), shapes.end(),
+            [](const auto& x, const auto& y) { return quant::tensor_order_less(x.name, y.name); });
+  const quant::TensorPlan plan(options, shapes);
+
+  // Refuse what cannot be read before spending any time.
+  bool requantizing = false;
+  for (const quant::TensorShape& s : shapes) {
+    const quant::TensorChoice c = plan.choose(s);
+    if (!c.quantized) continue;
+    if (quant::find_traits(s.type) == nullptr) {
+      throw Error("tensor " + s.name + " has type " + std::string(gguf::tensor_type_name(s.type)) +
+                  ", which folio cannot read");
+    }
+    requantizing = requantizing || !is_float_type(s.type);
+  }
+  if (requantizing) {
+    std::fprintf(stderr,
+                 "warning: %s holds quantized tensors; they are dequantized first, so the result "
+                 "compounds two quantization errors (quantize from F32/F16/BF16 weights when you "
+                 "have them)\n",
+                 in_path.c_str());
+  }
+
+  gguf::GgufWriter writer(3);
+  for (const gguf::MetadataEntry& m : in.metadata()) {
+    if (m.key == "general.file_type" || m.key == "general.quantization_version" ||
+        m.key.substr(0, 9) == "quantize.") {
+      continue;
+    }
+    writer.add(std::string(m.key), gguf::MetaValue::from(m.value));
+  }
+  writer.add("general.quantization_version", gguf::MetaValue::integer(gguf::ValueType::UINT32, 2));
+  writer.add("general.file_type",
+             gguf::MetaValue::integer(gguf::ValueType::UINT32, options.recipe->file_type));
+  writer.add("quantize.method", gguf::MetaValue::string(a.method));
+
+  std::fprintf(stderr, "quantizing %s to %s (%.*s, --method %s, %d threads)\n", in_path.c_str(),
+               a.output.c_str(), static_cast<int>(options.recipe->name.size()),
+               options.recipe->name.data(), a.method.c_str(), threads);
+  const Stopwatch total;
+  std::uint64_t in_bytes = 0;
+  std::uint64_t out_bytes = 0;
+  std::size_t n_fallback = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const quant::TensorShape& s = shapes[i];
+    const gguf::TensorInfo& t = *by_name.at(s.name);
+    const quant::TensorChoice c = plan.choose(s);
+    const Stopwatch sw;
+    std::vector<std::uint8_t> bytes;
+    gguf::TensorType type = t.type;
+    if (!c.quantized) {
+      bytes.assign(t.data.begin(), t.data.end());
+    } else {
+      type = c.type;
+      bytes = quantize_rows(type, dequantized(t), t.dims[0], threads);
+    }
+    n_fallback += c.note.starts_with("fallback") ? 1 : 0;
+    in_bytes += t.n_bytes;
+    out_bytes += bytes.size();
+    std::fprintf(stderr, "[%3zu/%3zu] %-32s %-12s %5s -> %-5s %8.2f MiB %6.2f s%s%s\n", i + 1,
+                 shapes.size(), s.name.c_str(), dims_text(t.dims).c_str(),
+                 std::string(gguf::tensor_type_name(t.type)).c_str(),
+                 std::string(gguf::tensor_type_name(type)).c_str(),
+                 static_cast<double>(bytes.size()) / kMiB, sw.seconds(),
+                 c.note.empty() || c.note == "kept" ? "" : "  (",
+                 c.note.empty() || c.note == "kept" ? "" : (c.note + ")").c_str());
+    writer.add_tensor(s.name, t.dims, type, std::move(bytes));
+  }
+  writer.write_file(a.output);
+  std::fprintf(
+      stderr,
+      "wrote %s: %.2f MiB -> %.2f MiB (%.1f %% of the input) in %.1f s; %zu tensor(s) fell "
+      "back to another type\n",
+      a.output.c_str(), static_cast<double>(in_bytes) / kMiB, static_cast<double>(out_bytes) / kMiB,
+      in_bytes > 0 ? 100.0 * static_cast<double>(out_bytes) / static_cast<double>(in_bytes) : 0.0,
+      total.seconds(), n_fallback);
+  return 0;
+}
+
+}  // namespace
+
+Command register_quantize(CLI::App& app) {
+  auto* sub = app.add_subcommand("quantize", "Write a GGUF with its weights quantized to a type");
+  auto args = std::make_shared<QuantizeArgs>();
+  sub->add_option("input", args->input,
+                  "input GGUF (F32/F16/BF16, or quantized: dequantized first)")
+      ->required();
+  sub->add_option("output", args->output, "output GGUF")->required();
+  std::string types;
+  for (const quant::Recipe& r : quant::all_recipes()) {
+    types += (types.empty() ? "" : ", ") + std::string(r.name);
+  }
+  sub->add_option("--type", args->type, "the recipe: " + types)->required();
+  sub->add_option("--method", args->method, "rtn (round to nearest; the default)");
+  sub->add_option("--tensor-type", args->tensor_types,
+                  "PATTERN=TYPE: tensors whose name matches the regex PATTERN get TYPE "
+                  "(repeatable; the first match wins)");
+  sub->add_option("--output-tensor-type", args->output_tensor_type, "type of output.weight");
+  sub->add_option("--token-embedding-type", args->token_embedding_type,
+                  "type of token_embd.weight");
+  sub->add_flag("--pure", args->pure, "no mix rules: every quantized tensor gets the base type");
+  sub->add_option("-t,--threads", args->threads, "worker threads (default: all cores)");
+  return {sub, [args]() { return run_quantize(*args); }};
+}
+
+}  // namespace folio::cli
