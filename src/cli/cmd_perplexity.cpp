@@ -480,6 +480,73 @@ std::unique_ptr<Loaded> load(const std::string& path, const PerplexityArgs& a) {
   return l;
 }
 
+// --kl-divergence: the base file, opened (and validated) before any model
+// loads; its n_ctx is the run's.
+std::unique_ptr<eval::LogprobFileReader> open_base_file(const PerplexityArgs& a, Setup& s) {
+  auto reader = std::make_unique<eval::LogprobFileReader>(a.kld_base);
+  s.ctx = reader->header().n_ctx;
+  if (a.ctx && static_cast<std::size_t>(*a.ctx) != s.ctx) {
+    throw Error("--ctx-size " + std::to_string(*a.ctx) + " differs from " + a.kld_base + "'s " +
+                std::to_string(s.ctx) +
+                " (the base run's chunk size, which a comparison must use): leave -c out");
+  }
+  if (!a.file.empty()) {
+    std::fprintf(stderr,
+                 "folio: note: -f %s is not read: with --kl-divergence the tokens come from %s\n",
+                 a.file.c_str(), a.kld_base.c_str());
+  }
+  return reader;
+}
+
+// The run's tokens and chunk count: the base file's (checked against the
+// model's vocabulary), or the text's.
+std::vector<TokenId> run_tokens(const PerplexityArgs& a, Setup& s, const Loaded& cand,
+                                const eval::LogprobFileReader* reader, const std::string& text) {
+  const std::size_t max_chunks = a.chunks ? static_cast<std::size_t>(*a.chunks) : SIZE_MAX;
+  if (reader) {
+    const auto& h = reader->header();
+    if (static_cast<std::size_t>(h.n_vocab) != cand.m.n_vocab()) {
+      throw Error(a.kld_base + " holds log-probabilities over " + std::to_string(h.n_vocab) +
+                  " tokens, but " + s.model + " has " + std::to_string(cand.m.n_vocab()) +
+                  ": a base file compares only models with the same vocabulary");
+    }
+    s.n_tokens = reader->tokens().size();
+    s.n_chunks = std::min(static_cast<std::size_t>(h.n_chunk), max_chunks);
+    return reader->tokens();
+  }
+  std::vector<TokenId> tokens = tokenize_text(cand.tok, text);
+  s.n_tokens = tokens.size();
+  if (s.n_tokens < s.ctx) {
+    throw Error(a.file + " has " + std::to_string(s.n_tokens) + " tokens; --ctx-size " +
+                std::to_string(s.ctx) + " needs at least " + std::to_string(s.ctx) +
+                " (one chunk): use a longer text or a smaller --ctx-size");
+  }
+  s.n_chunks = std::min(s.n_tokens / s.ctx, max_chunks);
+  return tokens;
+}
+
+// The start-up lines on stderr.
+void print_setup(const PerplexityArgs& a, const Setup& s, const model::Model& m) {
+  if (m.config().n_ctx_train > 0 && s.ctx > m.config().n_ctx_train) {
+    std::fprintf(stderr,
+                 "folio: warning: --ctx-size %zu exceeds the model's trained context (%llu)\n",
+                 s.ctx, static_cast<unsigned long long>(m.config().n_ctx_train));
+  }
+  std::fprintf(stderr,
+               "folio: perplexity: %zu tokens, %zu chunks of %zu (scoring the last %zu of each), "
+               "batch %d, KV %s, attention window %d (sinks %d), %d threads\n",
+               s.n_tokens, s.n_chunks, s.ctx, eval::scored_rows(s.ctx), a.batch,
+               kernels::kv_dtype_name(s.kv_dtype), s.window.window, s.window.sinks, s.threads);
+  if (s.mode == Mode::kWriteBase) {
+    std::fprintf(stderr, "folio: perplexity: writing the base log-probabilities to %s\n",
+                 a.kld_base.c_str());
+  }
+  if (s.mode == Mode::kLockstep) {
+    std::fprintf(stderr, "folio: perplexity: comparing with %s in lockstep (KV f32 for it)\n",
+                 s.base_model.c_str());
+  }
+}
+
 int perplexity(const PerplexityArgs& a) {
   Setup s;
   s.mode = mode_of(a);
@@ -488,24 +555,11 @@ int perplexity(const PerplexityArgs& a) {
   s.kv_dtype = kernels::parse_kv_dtype(a.kv_cache_dtype);
   s.threads = a.threads > 0 ? a.threads : default_threads();
 
-  // The tokens: from the base file (its ctx and chunks), or the text. Both
-  // are read before the model loads, so a bad path fails fast.
+  // The base file or the text, read before the model loads: a bad path fails fast.
   std::unique_ptr<eval::LogprobFileReader> reader;
   std::string text;
   if (s.mode == Mode::kReadBase) {
-    reader = std::make_unique<eval::LogprobFileReader>(a.kld_base);
-    s.ctx = reader->header().n_ctx;
-    if (a.ctx && static_cast<std::size_t>(*a.ctx) != s.ctx) {
-      throw Error("--ctx-size " + std::to_string(*a.ctx) + " differs from " + a.kld_base + "'s " +
-                  std::to_string(s.ctx) +
-                  " (the base run's chunk size, which a comparison must use): leave -c out");
-    }
-    if (!a.file.empty()) {
-      std::fprintf(stderr,
-                   "folio: note: -f %s is not read: with --kl-divergence the tokens come "
-                   "from %s\n",
-                   a.file.c_str(), a.kld_base.c_str());
-    }
+    reader = open_base_file(a, s);
   } else {
     text = read_text_file(a.file);
     s.ctx = static_cast<std::size_t>(a.ctx.value_or(kDefaultCtx));
@@ -522,44 +576,12 @@ int perplexity(const PerplexityArgs& a) {
     s.base_model = base->file.source();
     check_same_vocabulary(m, cand->tok.vocab(), s.model, base->m, base->tok.vocab(), s.base_model);
   }
-
-  std::vector<TokenId> tokens;
-  if (reader) {
-    const auto& h = reader->header();
-    if (static_cast<std::size_t>(h.n_vocab) != m.n_vocab()) {
-      throw Error(a.kld_base + " holds log-probabilities over " + std::to_string(h.n_vocab) +
-                  " tokens, but " + s.model + " has " + std::to_string(m.n_vocab()) +
-                  ": a base file compares only models with the same vocabulary");
-    }
-    tokens = reader->tokens();
-    s.n_tokens = tokens.size();
-    s.n_chunks = std::min(static_cast<std::size_t>(h.n_chunk),
-                          a.chunks ? static_cast<std::size_t>(*a.chunks) : SIZE_MAX);
-  } else {
-    tokens = tokenize_text(cand->tok, text);
-    s.n_tokens = tokens.size();
-    if (s.n_tokens < s.ctx) {
-      throw Error(a.file + " has " + std::to_string(s.n_tokens) + " tokens; --ctx-size " +
-                  std::to_string(s.ctx) + " needs at least " + std::to_string(s.ctx) +
-                  " (one chunk): use a longer text or a smaller --ctx-size");
-    }
-    s.n_chunks =
-        std::min(s.n_tokens / s.ctx, a.chunks ? static_cast<std::size_t>(*a.chunks) : SIZE_MAX);
-  }
+  const std::vector<TokenId> tokens = run_tokens(a, s, *cand, reader.get(), text);
   // -1: the vocabulary adds no BOS (a TokenId marks "none" so; base/token_id.h).
   const tokenizer::Vocab& vocab = cand->tok.vocab();
   const TokenId bos = vocab.add_bos() ? vocab.special().bos.value_or(-1) : -1;
   s.add_bos = bos >= 0;
-  if (m.config().n_ctx_train > 0 && s.ctx > m.config().n_ctx_train) {
-    std::fprintf(stderr,
-                 "folio: warning: --ctx-size %zu exceeds the model's trained context (%llu)\n",
-                 s.ctx, static_cast<unsigned long long>(m.config().n_ctx_train));
-  }
-  std::fprintf(stderr,
-               "folio: perplexity: %zu tokens, %zu chunks of %zu (scoring the last %zu of each), "
-               "batch %d, KV %s, attention window %d (sinks %d), %d threads\n",
-               s.n_tokens, s.n_chunks, s.ctx, eval::scored_rows(s.ctx), a.batch,
-               kernels::kv_dtype_name(s.kv_dtype), s.window.window, s.window.sinks, s.threads);
+  print_setup(a, s, m);
 
   std::unique_ptr<eval::LogprobFileWriter> writer;
   if (s.mode == Mode::kWriteBase) {
@@ -571,12 +593,6 @@ int perplexity(const PerplexityArgs& a) {
                                 static_cast<std::int32_t>(m.n_vocab()),
                                 static_cast<std::int32_t>(s.n_chunks)},
         std::span<const TokenId>(tokens).first(s.n_chunks * s.ctx));
-    std::fprintf(stderr, "folio: perplexity: writing the base log-probabilities to %s\n",
-                 a.kld_base.c_str());
-  }
-  if (s.mode == Mode::kLockstep) {
-    std::fprintf(stderr, "folio: perplexity: comparing with %s in lockstep (KV f32 for it)\n",
-                 s.base_model.c_str());
   }
 
   kernels::ThreadPool pool(s.threads);
