@@ -97,6 +97,12 @@ void Model::linear(const Linear& l, const float* x, std::size_t n, float* y,
   for (std::size_t t = 0; t < n; ++t) kernels::add(y + t * rows, l.bias.data(), rows);
 }
 
+void Model::block_linear(const Linear& l, const float* x, std::size_t n, float* y, Workspace& ws,
+                         kernels::ThreadPool& pool) const {
+  if (ws.observer != nullptr) ws.observer->observe(l.name, x, n, l.w.cols());
+  linear(l, x, n, y, pool);
+}
+
 std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
                                       kernels::ThreadPool& pool) const {
   return forward(batch, kv, ws, pool, all_layers_);
@@ -168,9 +174,9 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   ws.q.resize(n * q_dim);
   ws.k.resize(n * kv_dim);
   ws.v.resize(n * kv_dim);
-  linear(w.wq, ws.h.data(), n, ws.q.data(), pool);
-  linear(w.wk, ws.h.data(), n, ws.k.data(), pool);
-  linear(w.wv, ws.h.data(), n, ws.v.data(), pool);
+  block_linear(w.wq, ws.h.data(), n, ws.q.data(), ws, pool);
+  block_linear(w.wk, ws.h.data(), n, ws.k.data(), ws, pool);
+  block_linear(w.wv, ws.h.data(), n, ws.v.data(), ws, pool);
   const std::size_t rot = config_.n_rot;
   const std::vector<float>& rope = has_rope_swa_ && lc.sliding ? ws.rope_swa : ws.rope;
   const RopeTable& table = has_rope_swa_ && lc.sliding ? rope_swa_ : rope_;
@@ -275,7 +281,7 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
     op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
                       part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts);
   });
-  linear(w.wo, ws.att.data(), n, ws.h.data(), pool);
+  block_linear(w.wo, ws.att.data(), n, ws.h.data(), ws, pool);
   for_rows(pool, n, [&](std::size_t t) {
     if (!w.post_attn_norm.empty())
       op.rmsnorm(&ws.h[t * d], w.post_attn_norm.data(), d, eps, &ws.h[t * d]);
@@ -294,13 +300,13 @@ void Model::ffn_block(std::size_t layer, std::size_t n, Workspace& ws,
   });
   ws.gate.resize(n * ff);
   ws.up.resize(n * ff);
-  linear(w.w_gate, ws.h.data(), n, ws.gate.data(), pool);
-  linear(w.w_up, ws.h.data(), n, ws.up.data(), pool);
+  block_linear(w.w_gate, ws.h.data(), n, ws.gate.data(), ws, pool);
+  block_linear(w.w_up, ws.h.data(), n, ws.up.data(), ws, pool);
   // In place: each element is read before it is written.
   const auto act = traits_.ffn == FfnActivation::kGeluTanh ? op.geglu : op.swiglu;
   for_rows(pool, n,
            [&](std::size_t t) { act(&ws.gate[t * ff], &ws.up[t * ff], ff, &ws.gate[t * ff]); });
-  linear(w.w_down, ws.gate.data(), n, ws.h.data(), pool);
+  block_linear(w.w_down, ws.gate.data(), n, ws.h.data(), ws, pool);
   for_rows(pool, n, [&](std::size_t t) {
     if (!w.post_ffn_norm.empty())
       op.rmsnorm(&ws.h[t * d], w.post_ffn_norm.data(), d, eps, &ws.h[t * d]);

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gguf/gguf_file.h"
@@ -53,6 +54,18 @@ struct ForwardTimes {
   double lm_head = 0;    // embedding lookup, final norm, output projection
 };
 
+// Sees the input of every linear layer of the decoder blocks before its
+// matmul: `rows` activation rows of `cols` floats (the layer's input width),
+// row-major, valid only during the call. What calibration needs (imatrix
+// sums of squares, AWQ scales, GPTQ Hessians). Called on the thread that runs
+// forward(); the output head is not observed (llama-imatrix skips it too).
+class LinearInputObserver {
+ public:
+  virtual ~LinearInputObserver() = default;
+  virtual void observe(std::string_view weight_name, const float* x, std::size_t rows,
+                       std::size_t cols) = 0;
+};
+
 // Scratch buffers of one forward pass; they grow to the largest batch seen
 // and are reused, so steady-state decoding does not allocate. One per thread
 // that calls forward().
@@ -66,6 +79,7 @@ struct Workspace {
   std::vector<std::size_t> extent;                  // per sequence: positions to fetch
   std::vector<std::size_t> att_runs;                // attention: first token of each query run
   ForwardTimes times;                               // of the last forward()
+  LinearInputObserver* observer = nullptr;          // calibration only; not owned
 };
 
 class Model {
@@ -111,6 +125,9 @@ class Model {
   void output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& pool) const;
   void linear(const Linear& l, const float* x, std::size_t n, float* y,
               kernels::ThreadPool& pool) const;
+  // A decoder block's linear: shows its input to ws.observer first.
+  void block_linear(const Linear& l, const float* x, std::size_t n, float* y, Workspace& ws,
+                    kernels::ThreadPool& pool) const;
 
   ModelConfig config_;
   ArchTraits traits_;

@@ -55,6 +55,7 @@ const gguf::TensorInfo& WeightLoader::require(const std::string& name, std::size
 Linear WeightLoader::linear(const std::string& name, std::size_t rows, std::size_t cols) const {
   const gguf::TensorInfo& t = require(name, cols, rows);
   Linear out;
+  out.name = name;
   if (precision_ == Precision::kFast) {
     out.w = kernels::WeightMatrix::prepare(t.type, t.data, rows, cols);
     if (out.w.repacked()) {

@@ -32,6 +32,7 @@ std::string_view precision_name(Precision p);
 
 // y[n x rows] = x[n x cols] . W^T (+ bias)
 struct Linear {
+  std::string name;  // the GGUF tensor ("blk.3.attn_q.weight"), for LinearInputObserver
   kernels::WeightMatrix w;
   std::vector<float> bias;               // empty: no bias
   std::shared_ptr<const float[]> owned;  // kRef: the f32 copy `w` views
