@@ -45,7 +45,7 @@ case "$FLAVOR" in
     *) echo "[llama_cpp.sh] LLAMA_CPP_FLAVOR=$FLAVOR: expected native or noamx" >&2; exit 2 ;;
 esac
 # Built in two rounds so the benchmark tools are usable before the slow server/CLI finish.
-CORE_TARGETS=(llama-bench llama-batched-bench llama-quantize llama-perplexity)
+CORE_TARGETS=(llama-bench llama-batched-bench llama-quantize llama-perplexity llama-imatrix)
 EXTRA_TARGETS=(llama-server llama-cli)
 [[ "${LLAMA_CPP_EXTRA:-1}" == 0 ]] && EXTRA_TARGETS=()
 SPEC_TARGETS=(llama-speculative llama-lookup)

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 
 #include "base/error.h"
 #include "base/timer.h"
+#include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
@@ -45,6 +47,7 @@ struct QuantizeArgs {
   std::string output;
   std::string type;
   std::string method = "rtn";
+  std::string imatrix;  // llama.cpp's imatrix GGUF (folio imatrix or llama-imatrix)
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
   std::string output_tensor_type;
   std::string token_embedding_type;
@@ -86,7 +89,8 @@ bool is_float_type(gguf::TensorType t) {
 // (contiguous row ranges; every row is independent, so the bytes do not
 // depend on the thread count).
 std::vector<std::uint8_t> quantize_rows(gguf::TensorType type, const std::vector<float>& src,
-                                        std::size_t row_len, int threads) {
+                                        std::size_t row_len, std::span<const float> importance,
+                                        int threads) {
   const std::size_t rows = src.size() / row_len;
   const std::size_t row_bytes = quant::quantized_bytes(type, row_len);
   std::vector<std::uint8_t> out(rows * row_bytes);
@@ -96,7 +100,7 @@ std::vector<std::uint8_t> quantize_rows(gguf::TensorType type, const std::vector
   const auto work = [&](std::size_t w) {
     try {
       for (std::size_t r = rows * w / n_workers; r < rows * (w + 1) / n_workers; ++r) {
-        quant::quantize_row(type, std::span(src).subspan(r * row_len, row_len), {},
+        quant::quantize_row(type, std::span(src).subspan(r * row_len, row_len), importance,
                             std::span(out).subspan(r * row_bytes, row_bytes));
       }
     } catch (...) {
@@ -130,7 +134,16 @@ int run_quantize(const QuantizeArgs& a) {
   const int threads = a.threads > 0
                           ? a.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const quant::PlanOptions options = plan_options(a);
+  quant::PlanOptions options = plan_options(a);
+  std::optional<calib::Imatrix> imatrix;
+  if (!a.imatrix.empty()) {
+    imatrix = calib::Imatrix::read(a.imatrix);
+    options.has_importance = true;
+    std::fprintf(stderr, "imatrix: %zu entries from %s (%u chunks of %u tokens%s%s)\n",
+                 imatrix->entries().size(), a.imatrix.c_str(), imatrix->chunk_count,
+                 imatrix->chunk_size, imatrix->datasets.empty() ? "" : " of ",
+                 imatrix->datasets.empty() ? "" : imatrix->datasets.front().c_str());
+  }
   const std::string in_path = resolve_model_path(a.input);
   std::error_code ec;
   if (std::filesystem::equivalent(in_path, a.output, ec)) {
@@ -178,7 +191,18 @@ int run_quantize(const QuantizeArgs& a) {
   writer.add("general.quantization_version", gguf::MetaValue::integer(gguf::ValueType::UINT32, 2));
   writer.add("general.file_type",
              gguf::MetaValue::integer(gguf::ValueType::UINT32, options.recipe->file_type));
-  writer.add("quantize.method", gguf::MetaValue::string(a.method));
+  writer.add("quantize.method", gguf::MetaValue::string(imatrix ? "imatrix" : a.method));
+  if (imatrix) {  // llama-quantize's keys
+    writer.add("quantize.imatrix.file", gguf::MetaValue::string(a.imatrix));
+    if (!imatrix->datasets.empty()) {
+      writer.add("quantize.imatrix.dataset", gguf::MetaValue::string(imatrix->datasets.front()));
+    }
+    writer.add("quantize.imatrix.entries_count",
+               gguf::MetaValue::integer(gguf::ValueType::INT32,
+                                        static_cast<std::int64_t>(imatrix->entries().size())));
+    writer.add("quantize.imatrix.chunks_count",
+               gguf::MetaValue::integer(gguf::ValueType::INT32, imatrix->chunk_count));
+  }
 
   std::fprintf(stderr, "quantizing %s to %s (%.*s, --method %s, %d threads)\n", in_path.c_str(),
                a.output.c_str(), static_cast<int>(options.recipe->name.size()),
@@ -187,6 +211,7 @@ int run_quantize(const QuantizeArgs& a) {
   std::uint64_t in_bytes = 0;
   std::uint64_t out_bytes = 0;
   std::size_t n_fallback = 0;
+  std::size_t n_without = 0;  // quantized tensors the imatrix has no entry for
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const quant::TensorShape& s = shapes[i];
     const gguf::TensorInfo& t = *by_name.at(s.name);
@@ -198,7 +223,17 @@ int run_quantize(const QuantizeArgs& a) {
       bytes.assign(t.data.begin(), t.data.end());
     } else {
       type = c.type;
-      bytes = quantize_rows(type, dequantized(t), t.dims[0], threads);
+      std::vector<float> importance;
+      if (imatrix && quant::traits(type).block_elems > 1) {
+        importance = imatrix->importance(s.name);
+        if (!importance.empty() && importance.size() != t.dims[0]) {
+          throw Error(a.imatrix + ": " + s.name + " has " + std::to_string(importance.size()) +
+                      " importances for rows of " + std::to_string(t.dims[0]) +
+                      " (an imatrix of another model?)");
+        }
+        if (importance.empty()) ++n_without;
+      }
+      bytes = quantize_rows(type, dequantized(t), t.dims[0], importance, threads);
     }
     n_fallback += c.note.starts_with("fallback") ? 1 : 0;
     in_bytes += t.n_bytes;
@@ -213,6 +248,11 @@ int run_quantize(const QuantizeArgs& a) {
     writer.add_tensor(s.name, t.dims, type, std::move(bytes));
   }
   writer.write_file(a.output);
+  if (n_without > 0) {
+    std::fprintf(stderr,
+                 "note: %zu quantized tensor(s) had no imatrix entry and were rounded to nearest\n",
+                 n_without);
+  }
   std::fprintf(
       stderr,
       "wrote %s: %.2f MiB -> %.2f MiB (%.1f %% of the input) in %.1f s; %zu tensor(s) fell "
@@ -238,6 +278,9 @@ Command register_quantize(CLI::App& app) {
   }
   sub->add_option("--type", args->type, "the recipe: " + types)->required();
   sub->add_option("--method", args->method, "rtn (round to nearest; the default)");
+  sub->add_option("--imatrix", args->imatrix,
+                  "importance matrix (folio imatrix or llama-imatrix GGUF): weighs each column's "
+                  "error by its mean squared activation");
   sub->add_option("--tensor-type", args->tensor_types,
                   "PATTERN=TYPE: tensors whose name matches the regex PATTERN get TYPE "
                   "(repeatable; the first match wins)");

@@ -27,5 +27,6 @@ Command register_serve(CLI::App& app);
 Command register_chat(CLI::App& app);
 Command register_perplexity(CLI::App& app);
 Command register_quantize(CLI::App& app);
+Command register_imatrix(CLI::App& app);
 
 }  // namespace folio::cli

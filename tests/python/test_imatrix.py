@@ -1,0 +1,151 @@
+"""`folio imatrix` and `folio quantize --imatrix` against independent references.
+
+Run: FOLIO_BIN=build/release/folio .venv/bin/python -m pytest tests/python/test_imatrix.py
+
+- The importance matrix: HF transformers (fp32, CPU) runs the same chunks with a forward pre-hook
+  on every linear of the decoder blocks, summing each input column's squares; folio's file (read
+  with gguf-py, llama.cpp's imatrix layout) must hold the same entries, counts and mean squares.
+- What it is for: quantizing with it must lower each tensor's importance-weighted error
+  sum_j imp_j * (w_ij - q_ij)^2 against round-to-nearest (gguf-py dequantizes both files).
+  Byte-identity with llama-quantize --imatrix on the same imatrix is bench/quantize.sh's check.
+"""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from test_perplexity import TEXT, vocab_bos
+
+gguf = pytest.importorskip("gguf")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FOLIO = os.environ.get("FOLIO_BIN", os.path.join(ROOT, "build", "release", "folio"))
+MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+CTX = 128
+CHUNKS = 2
+HF_NAMES = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+            "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+            "mlp.down_proj": "ffn_down"}
+
+
+def run_folio(*args, stdin=None, timeout=300):
+    return subprocess.run([FOLIO, *args], input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def read_imatrix(path):
+    r = gguf.GGUFReader(path)
+    t = {x.name: np.asarray(x.data, dtype=np.float64).ravel() for x in r.tensors}
+    out = {}
+    for name in t:
+        if name.endswith(".in_sum2"):
+            w = name[:-len(".in_sum2")]
+            out[w] = (t[name], t[w + ".counts"][0])
+    return r, out
+
+
+@pytest.fixture(scope="module")
+def folio_imatrix(tmp_path_factory):
+    assert os.path.exists(FOLIO), f"{FOLIO} not built (set FOLIO_BIN)"
+    d = tmp_path_factory.mktemp("imatrix")
+    text = d / "calib.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    out = str(d / "imatrix.gguf")
+    r = run_folio("imatrix", "-m", MODEL, "-f", str(text), "--ctx-size", str(CTX), "--chunks",
+                  str(CHUNKS), "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "ETA" in r.stderr  # progress
+    return out
+
+
+def hf_sums():
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(2)
+    d, f = os.path.split(MODEL)
+    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, dtype=torch.float32)
+    model.eval()
+    r = run_folio("tokenize", "-m", MODEL, "--add-special", stdin=TEXT)
+    assert r.returncode == 0, r.stderr
+    ids = [int(x) for x in r.stdout.split()]
+    add_bos, bos = vocab_bos(MODEL)
+    sums = {}
+
+    def hook(name):
+        def pre(_module, args):
+            x = args[0].detach().double().reshape(-1, args[0].shape[-1])
+            s, n = sums.get(name, (0.0, 0))
+            sums[name] = (s + (x * x).sum(dim=0).numpy(), n + x.shape[0])
+        return pre
+
+    for i, layer in enumerate(model.model.layers):
+        for hf, gg in HF_NAMES.items():
+            module = layer.get_submodule(hf)
+            module.register_forward_pre_hook(hook(f"blk.{i}.{gg}.weight"))
+    for c in range(CHUNKS):
+        chunk = list(ids[c * CTX:(c + 1) * CTX])
+        if add_bos:
+            chunk[0] = bos
+        with torch.no_grad():
+            model(torch.tensor([chunk]))
+    return sums
+
+
+def test_matches_hf_mean_squares(folio_imatrix):
+    reader, got = read_imatrix(folio_imatrix)
+    assert int(reader.fields["imatrix.chunk_count"].parts[-1][0]) == CHUNKS
+    assert int(reader.fields["imatrix.chunk_size"].parts[-1][0]) == CTX
+    want = hf_sums()
+    assert set(got) == set(want)
+    worst = 0.0
+    for name, (s, n) in want.items():
+        fs, fn = got[name]
+        assert fn == n == CHUNKS * CTX, name
+        a, b = fs / fn, s / n
+        rel = np.abs(a - b) / np.maximum(b, 1e-6 * b.max())
+        worst = max(worst, float(np.median(rel)))
+        assert np.median(rel) < 2e-3 and np.quantile(rel, 0.99) < 0.05, (name, np.median(rel))
+    print(f"worst per-tensor median relative difference: {worst:.2e}")
+
+
+def weighted_error(base, out, imatrix, name, qtype):
+    w = base[name]
+    q = gguf.quants.dequantize(np.asarray(out[name].data), qtype).reshape(w.shape)
+    s, n = imatrix[name]
+    return float(((w - q) ** 2 * (s / n)).sum())
+
+
+def test_quantizing_with_it_lowers_the_weighted_error(folio_imatrix, tmp_path):
+    base = str(tmp_path / "base.gguf")
+    assert run_folio("quantize", MODEL, base, "--type", "F32").returncode == 0
+    _, imatrix = read_imatrix(folio_imatrix)
+    files = {}
+    for flag in ("rtn", "imatrix"):
+        out = str(tmp_path / f"{flag}.gguf")
+        extra = ["--imatrix", folio_imatrix] if flag == "imatrix" else []
+        r = run_folio("quantize", base, out, "--type", "Q4_0", "--pure", *extra)
+        assert r.returncode == 0, r.stderr
+        files[flag] = {t.name: t for t in gguf.GGUFReader(out).tensors}
+        if flag == "imatrix":
+            meta = gguf.GGUFReader(out).fields
+            assert bytes(meta["quantize.method"].parts[-1]).decode() == "imatrix"
+            assert int(meta["quantize.imatrix.chunks_count"].parts[-1][0]) == CHUNKS
+    weights = {t.name: np.asarray(t.data, dtype=np.float64).reshape(t.shape[::-1])
+               for t in gguf.GGUFReader(base).tensors if t.name in imatrix}
+    better = 0
+    for name in imatrix:
+        e_rtn = weighted_error(weights, files["rtn"], imatrix, name, gguf.GGMLQuantizationType.Q4_0)
+        e_imp = weighted_error(weights, files["imatrix"], imatrix, name, gguf.GGMLQuantizationType.Q4_0)
+        better += e_imp < e_rtn
+    assert better == len(imatrix), f"only {better}/{len(imatrix)} tensors improved"
+
+
+def test_bad_imatrix_is_a_clear_error(tmp_path):
+    base = str(tmp_path / "base.gguf")
+    assert run_folio("quantize", MODEL, base, "--type", "F32").returncode == 0
+    r = run_folio("quantize", base, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--imatrix", MODEL)
+    assert r.returncode != 0 and "not an imatrix" in r.stderr, r.stderr
+    r = run_folio("imatrix", "-m", MODEL, "-f", str(tmp_path / "missing.txt"))
+    assert r.returncode != 0 and "cannot read" in r.stderr, r.stderr
