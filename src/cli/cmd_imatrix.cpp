@@ -19,12 +19,11 @@
 
 #include "base/error.h"
 #include "base/timer.h"
+#include "calib/calibration.h"
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
-#include "kernels/thread_pool.h"
-#include "model/contiguous_kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -69,47 +68,23 @@ int run_imatrix(const ImatrixArgs& a) {
   const std::vector<TokenId> tokens =
       tok.encode(text, {.add_special = true, .parse_special = false});
   const auto ctx = static_cast<std::size_t>(a.ctx);
-  std::size_t n_chunks = tokens.size() / ctx;
-  if (a.chunks > 0) n_chunks = std::min(n_chunks, static_cast<std::size_t>(a.chunks));
-  if (n_chunks == 0) {
-    throw Error(a.file + " has " + std::to_string(tokens.size()) +
-                " tokens, fewer than one chunk of " + std::to_string(ctx) + " (lower --ctx-size)");
-  }
+  calib::CalibrationOptions o;
+  o.ctx = ctx;
+  o.chunks = static_cast<std::size_t>(a.chunks);
+  const std::size_t n_chunks = calib::calibration_chunks(tokens.size(), o, a.file);
   const tokenizer::Vocab& vocab = tok.vocab();
   const TokenId bos = vocab.add_bos() ? vocab.special().bos.value_or(-1) : -1;
-
+  o.batch = static_cast<std::size_t>(a.batch);
+  o.threads = a.threads > 0 ? a.threads
+                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   calib::Imatrix im;
   im.datasets = {std::filesystem::path(a.file).filename().string()};
   im.chunk_size = static_cast<std::uint32_t>(ctx);
-  const int threads = a.threads > 0
-                          ? a.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  kernels::ThreadPool pool(threads);
-  model::ContiguousKvCache kv(m.config(), 1, ctx, kernels::KvDtype::kF32);
-  model::Workspace ws;
-  ws.observer = &im;
-  model::Batch b;
+  im.chunk_count = static_cast<std::uint32_t>(n_chunks);
   std::fprintf(stderr, "imatrix: %zu chunks of %zu tokens from %s (%zu tokens), %d threads\n",
-               n_chunks, ctx, a.file.c_str(), tokens.size(), threads);
+               n_chunks, ctx, a.file.c_str(), tokens.size(), o.threads);
   const Stopwatch run;
-  for (std::size_t c = 0; c < n_chunks; ++c) {
-    kv.truncate(0, 0);
-    for (std::size_t start = 0; start < ctx; start += static_cast<std::size_t>(a.batch)) {
-      const std::size_t end = std::min(ctx, start + static_cast<std::size_t>(a.batch));
-      b.clear();
-      for (std::size_t p = start; p < end; ++p) {
-        const TokenId t = p == 0 && bos >= 0 ? bos : tokens[c * ctx + p];
-        b.add(t, static_cast<std::int32_t>(p), 0, false);
-      }
-      m.forward(b, kv, ws, pool);
-    }
-    im.chunk_count = static_cast<std::uint32_t>(c + 1);
-    const double done = static_cast<double>((c + 1) * ctx);
-    const double rate = done / std::max(run.seconds(), 1e-9);
-    std::fprintf(stderr, "\rimatrix: chunk %zu/%zu, %.0f tokens/s, ETA %.0f s   ", c + 1, n_chunks,
-                 rate, static_cast<double>((n_chunks - c - 1) * ctx) / rate);
-  }
-  std::fprintf(stderr, "\n");
+  calib::run_calibration(m, tokens, bos, o, im, "imatrix");
   im.write(a.out);
   std::fprintf(stderr, "wrote %s: %zu entries from %u chunks of %u tokens in %.1f s\n",
                a.out.c_str(), im.entries().size(), im.chunk_count, im.chunk_size, run.seconds());

@@ -18,25 +18,33 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "base/timer.h"
+#include "calib/calibration.h"
+#include "calib/hessian.h"
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "gguf/gguf_file.h"
 #include "gguf/writer.h"
+#include "model/model.h"
+#include "quant/block_codes.h"
 #include "quant/dequantize.h"
+#include "quant/gptq.h"
 #include "quant/quantize.h"
 #include "quant/tensor_plan.h"
 #include "quant/traits.h"
+#include "tokenizer/tokenizer.h"
 
 namespace folio::cli {
 
@@ -47,7 +55,12 @@ struct QuantizeArgs {
   std::string output;
   std::string type;
   std::string method = "rtn";
-  std::string imatrix;  // llama.cpp's imatrix GGUF (folio imatrix or llama-imatrix)
+  std::string imatrix;      // llama.cpp's imatrix GGUF (folio imatrix or llama-imatrix)
+  std::string calibration;  // text for --method imatrix / gptq
+  int calib_ctx = 512;
+  int calib_chunks = 32;
+  bool act_order = false;
+  double gptq_damp = 0.01;
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
   std::string output_tensor_type;
   std::string token_embedding_type;
@@ -124,13 +137,86 @@ std::vector<float> dequantized(const gguf::TensorInfo& t) {
   return x;
 }
 
-int run_quantize(const QuantizeArgs& a) {
-  if (a.method != "rtn") {
-    throw Error(
-        "--method " + a.method +
-        " is not available (folio quantizes with --method rtn; awq and gptq are not built yet)");
+// What --method needs, checked before any work.
+void validate(const QuantizeArgs& a) {
+  if (a.method != "rtn" && a.method != "imatrix" && a.method != "gptq") {
+    throw Error("--method " + a.method +
+                " is not available (folio has rtn, imatrix and gptq; awq "
+                "is not built yet)");
+  }
+  if (a.method == "gptq" && a.calibration.empty()) {
+    throw Error("--method gptq needs --calibration TEXT_FILE");
+  }
+  if (a.method == "gptq" && !a.imatrix.empty()) {
+    throw Error("--imatrix is not used by --method gptq (its Hessians include the importances)");
+  }
+  if (a.method == "imatrix" && a.imatrix.empty() == a.calibration.empty()) {
+    throw Error("--method imatrix needs either --imatrix FILE or --calibration TEXT_FILE");
+  }
+  if (a.method == "rtn" && !a.calibration.empty()) {
+    throw Error("--calibration is used by --method imatrix or gptq, not rtn");
   }
   if (a.threads < 0) throw Error("--threads must be >= 0 (got " + std::to_string(a.threads) + ")");
+  if (a.calib_ctx < 16) {
+    throw Error("--calibration-ctx must be >= 16 (got " + std::to_string(a.calib_ctx) + ")");
+  }
+  if (a.calib_chunks < 0) {
+    throw Error("--calibration-chunks must be >= 0 (got " + std::to_string(a.calib_chunks) + ")");
+  }
+  if (!(a.gptq_damp > 0.0 && a.gptq_damp < 10.0)) {
+    throw Error("--gptq-damp must be in (0, 10) (got " + std::to_string(a.gptq_damp) + ")");
+  }
+  if (a.act_order && a.method != "gptq") throw Error("--act-order is a --method gptq option");
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The calibration text run through the input model with `observer`.
+struct Calibration {
+  std::string name;
+  std::uint64_t hash = 0;
+  std::size_t tokens = 0;
+  std::size_t chunks = 0;
+  std::size_t ctx = 0;
+};
+
+Calibration calibrate(const QuantizeArgs& a, const gguf::GgufFile& in, int threads,
+                      model::LinearInputObserver& observer) {
+  const std::string text = read_text(a.calibration);
+  const auto tok = tokenizer::Tokenizer::from_gguf(in);
+  const auto m = model::Model::load(in);
+  const std::vector<TokenId> ids = tok.encode(text, {.add_special = true, .parse_special = false});
+  calib::CalibrationOptions o;
+  o.ctx = static_cast<std::size_t>(a.calib_ctx);
+  o.chunks = static_cast<std::size_t>(a.calib_chunks);
+  o.threads = threads;
+  Calibration c;
+  c.name = std::filesystem::path(a.calibration).filename().string();
+  c.hash = calib::text_hash(text);
+  c.tokens = ids.size();
+  c.chunks = calib::calibration_chunks(ids.size(), o, a.calibration);
+  c.ctx = o.ctx;
+  const TokenId bos = tok.vocab().add_bos() ? tok.vocab().special().bos.value_or(-1) : -1;
+  std::fprintf(stderr, "calibration: %zu chunks of %zu tokens from %s (%zu tokens)\n", c.chunks,
+               c.ctx, a.calibration.c_str(), c.tokens);
+  calib::run_calibration(m, ids, bos, o, observer, "calibration");
+  return c;
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+int run_quantize(const QuantizeArgs& a) {
+  validate(a);
   const int threads = a.threads > 0
                           ? a.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -138,7 +224,6 @@ int run_quantize(const QuantizeArgs& a) {
   std::optional<calib::Imatrix> imatrix;
   if (!a.imatrix.empty()) {
     imatrix = calib::Imatrix::read(a.imatrix);
-    options.has_importance = true;
     std::fprintf(stderr, "imatrix: %zu entries from %s (%u chunks of %u tokens%s%s)\n",
                  imatrix->entries().size(), a.imatrix.c_str(), imatrix->chunk_count,
                  imatrix->chunk_size, imatrix->datasets.empty() ? "" : " of ",
@@ -150,6 +235,19 @@ int run_quantize(const QuantizeArgs& a) {
     throw Error("the output " + a.output + " is the input; write to another file");
   }
   const auto in = gguf::GgufFile::open(in_path);
+  std::optional<Calibration> calibration;
+  std::optional<calib::HessianCollector> hessians;
+  if (a.method == "gptq") {
+    hessians.emplace();
+    calibration = calibrate(a, in, threads, *hessians);
+  } else if (a.method == "imatrix" && !a.calibration.empty()) {
+    imatrix.emplace();
+    calibration = calibrate(a, in, threads, *imatrix);
+    imatrix->datasets = {calibration->name};
+    imatrix->chunk_count = static_cast<std::uint32_t>(calibration->chunks);
+    imatrix->chunk_size = static_cast<std::uint32_t>(calibration->ctx);
+  }
+  options.has_importance = imatrix.has_value() || hessians.has_value();
 
   std::vector<quant::TensorShape> shapes;
   std::map<std::string, const gguf::TensorInfo*, std::less<>> by_name;
@@ -191,9 +289,27 @@ int run_quantize(const QuantizeArgs& a) {
   writer.add("general.quantization_version", gguf::MetaValue::integer(gguf::ValueType::UINT32, 2));
   writer.add("general.file_type",
              gguf::MetaValue::integer(gguf::ValueType::UINT32, options.recipe->file_type));
-  writer.add("quantize.method", gguf::MetaValue::string(imatrix ? "imatrix" : a.method));
+  const std::string method = hessians ? "gptq" : imatrix ? "imatrix" : "rtn";
+  writer.add("quantize.method", gguf::MetaValue::string(method));
+  if (calibration) {
+    writer.add("quantize.calibration.file", gguf::MetaValue::string(calibration->name));
+    writer.add("quantize.calibration.xxh64", gguf::MetaValue::string(hex64(calibration->hash)));
+    writer.add("quantize.calibration.tokens",
+               gguf::MetaValue::u64(static_cast<std::uint64_t>(calibration->tokens)));
+    writer.add("quantize.calibration.chunks",
+               gguf::MetaValue::integer(gguf::ValueType::UINT32,
+                                        static_cast<std::int64_t>(calibration->chunks)));
+    writer.add("quantize.calibration.chunk_size",
+               gguf::MetaValue::integer(gguf::ValueType::UINT32,
+                                        static_cast<std::int64_t>(calibration->ctx)));
+  }
+  if (hessians) {
+    writer.add("quantize.gptq.damp", gguf::MetaValue::f32(static_cast<float>(a.gptq_damp)));
+    writer.add("quantize.gptq.act_order", gguf::MetaValue::boolean(a.act_order));
+  }
   if (imatrix) {  // llama-quantize's keys
-    writer.add("quantize.imatrix.file", gguf::MetaValue::string(a.imatrix));
+    writer.add("quantize.imatrix.file",
+               gguf::MetaValue::string(a.imatrix.empty() ? "(computed)" : a.imatrix));
     if (!imatrix->datasets.empty()) {
       writer.add("quantize.imatrix.dataset", gguf::MetaValue::string(imatrix->datasets.front()));
     }
@@ -206,7 +322,8 @@ int run_quantize(const QuantizeArgs& a) {
 
   std::fprintf(stderr, "quantizing %s to %s (%.*s, --method %s, %d threads)\n", in_path.c_str(),
                a.output.c_str(), static_cast<int>(options.recipe->name.size()),
-               options.recipe->name.data(), a.method.c_str(), threads);
+               options.recipe->name.data(), method.c_str(), threads);
+  double gptq_error = 0, gptq_rtn_error = 0;
   const Stopwatch total;
   std::uint64_t in_bytes = 0;
   std::uint64_t out_bytes = 0;
@@ -215,7 +332,7 @@ int run_quantize(const QuantizeArgs& a) {
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const quant::TensorShape& s = shapes[i];
     const gguf::TensorInfo& t = *by_name.at(s.name);
-    const quant::TensorChoice c = plan.choose(s);
+    quant::TensorChoice c = plan.choose(s);
     const Stopwatch sw;
     std::vector<std::uint8_t> bytes;
     gguf::TensorType type = t.type;
@@ -233,7 +350,26 @@ int run_quantize(const QuantizeArgs& a) {
         }
         if (importance.empty()) ++n_without;
       }
-      bytes = quantize_rows(type, dequantized(t), t.dims[0], importance, threads);
+      std::vector<double> H;
+      if (hessians) H = hessians->hessian(s.name);
+      if (!H.empty() && quant::has_element_codes(type)) {
+        quant::GptqOptions go;
+        go.damp = a.gptq_damp;
+        go.act_order = a.act_order;
+        go.threads = threads;
+        const std::size_t cols = t.dims[0];
+        const quant::GptqResult g =
+            quant::gptq_quantize(type, dequantized(t), t.n_elements / cols, cols, H, go);
+        bytes = g.bytes;
+        gptq_error += g.error;
+        gptq_rtn_error += g.rtn_error;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "gptq: ||WX-QX||^2 %.3fx rtn",
+                      g.error / std::max(g.rtn_error, 1e-30));
+        c.note = c.note.empty() ? buf : c.note + "; " + buf;
+      } else {
+        bytes = quantize_rows(type, dequantized(t), t.dims[0], importance, threads);
+      }
     }
     n_fallback += c.note.starts_with("fallback") ? 1 : 0;
     in_bytes += t.n_bytes;
@@ -248,6 +384,12 @@ int run_quantize(const QuantizeArgs& a) {
     writer.add_tensor(s.name, t.dims, type, std::move(bytes));
   }
   writer.write_file(a.output);
+  if (hessians) {
+    std::fprintf(stderr,
+                 "gptq: sum of ||WX - QX||^2 over the block linears: %.4g vs %.4g rounding to "
+                 "nearest (%.3fx)\n",
+                 gptq_error, gptq_rtn_error, gptq_error / std::max(gptq_rtn_error, 1e-30));
+  }
   if (n_without > 0) {
     std::fprintf(stderr,
                  "note: %zu quantized tensor(s) had no imatrix entry and were rounded to nearest\n",
@@ -277,7 +419,20 @@ Command register_quantize(CLI::App& app) {
     types += (types.empty() ? "" : ", ") + std::string(r.name);
   }
   sub->add_option("--type", args->type, "the recipe: " + types)->required();
-  sub->add_option("--method", args->method, "rtn (round to nearest; the default)");
+  sub->add_option("--method", args->method,
+                  "rtn (round to nearest; the default; importance-weighted with --imatrix), "
+                  "imatrix (importances from --imatrix FILE or --calibration TEXT), gptq (GPTQ "
+                  "with Hessians from --calibration TEXT)");
+  sub->add_option("--calibration", args->calibration,
+                  "calibration text for --method imatrix / gptq (run through the input model)");
+  sub->add_option("--calibration-ctx", args->calib_ctx,
+                  "tokens per calibration chunk (default 512)");
+  sub->add_option("--calibration-chunks", args->calib_chunks,
+                  "calibration chunks (default 32; 0: the whole text)");
+  sub->add_flag("--act-order", args->act_order,
+                "gptq: columns by descending importance, with static groups");
+  sub->add_option("--gptq-damp", args->gptq_damp,
+                  "gptq: fraction of mean(diag H) added to the diagonal (default 0.01)");
   sub->add_option("--imatrix", args->imatrix,
                   "importance matrix (folio imatrix or llama-imatrix GGUF): weighs each column's "
                   "error by its mean squared activation");
