@@ -59,7 +59,8 @@ struct QuantizeArgs {
   std::string calibration;  // text for --method imatrix / gptq
   int calib_ctx = 512;
   int calib_chunks = 32;
-  bool act_order = false;
+  bool act_order = false;     // --act-order (the default; kept for explicitness)
+  bool no_act_order = false;  // --no-act-order: columns in order, scales at each block's start
   double gptq_damp = 0.01;
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
   std::string output_tensor_type;
@@ -166,7 +167,11 @@ void validate(const QuantizeArgs& a) {
   if (!(a.gptq_damp > 0.0 && a.gptq_damp < 10.0)) {
     throw Error("--gptq-damp must be in (0, 10) (got " + std::to_string(a.gptq_damp) + ")");
   }
-  if (a.act_order && a.method != "gptq") throw Error("--act-order is a --method gptq option");
+  if ((a.act_order || a.no_act_order) && a.method != "gptq") {
+    throw Error(std::string(a.act_order ? "--act-order" : "--no-act-order") +
+                " is a --method gptq option");
+  }
+  if (a.act_order && a.no_act_order) throw Error("--act-order and --no-act-order contradict");
 }
 
 std::string read_text(const std::string& path) {
@@ -305,7 +310,7 @@ int run_quantize(const QuantizeArgs& a) {
   }
   if (hessians) {
     writer.add("quantize.gptq.damp", gguf::MetaValue::f32(static_cast<float>(a.gptq_damp)));
-    writer.add("quantize.gptq.act_order", gguf::MetaValue::boolean(a.act_order));
+    writer.add("quantize.gptq.act_order", gguf::MetaValue::boolean(!a.no_act_order));
   }
   if (imatrix) {  // llama-quantize's keys
     writer.add("quantize.imatrix.file",
@@ -355,7 +360,7 @@ int run_quantize(const QuantizeArgs& a) {
       if (!H.empty() && quant::has_element_codes(type)) {
         quant::GptqOptions go;
         go.damp = a.gptq_damp;
-        go.act_order = a.act_order;
+        go.act_order = !a.no_act_order;
         go.threads = threads;
         const std::size_t cols = t.dims[0];
         const quant::GptqResult g =
@@ -430,7 +435,9 @@ Command register_quantize(CLI::App& app) {
   sub->add_option("--calibration-chunks", args->calib_chunks,
                   "calibration chunks (default 32; 0: the whole text)");
   sub->add_flag("--act-order", args->act_order,
-                "gptq: columns by descending importance, with static groups");
+                "gptq: columns by descending importance with static groups (the default)");
+  sub->add_flag("--no-act-order", args->no_act_order,
+                "gptq: columns in order, each block's scales fixed at its first column");
   sub->add_option("--gptq-damp", args->gptq_damp,
                   "gptq: fraction of mean(diag H) added to the diagonal (default 0.01)");
   sub->add_option("--imatrix", args->imatrix,

@@ -149,3 +149,76 @@ def test_bad_imatrix_is_a_clear_error(tmp_path):
     assert r.returncode != 0 and "not an imatrix" in r.stderr, r.stderr
     r = run_folio("imatrix", "-m", MODEL, "-f", str(tmp_path / "missing.txt"))
     assert r.returncode != 0 and "cannot read" in r.stderr, r.stderr
+
+
+def hf_inputs(names):
+    """HF transformers' fp32 inputs X (rows x cols) of the named block linears on the test chunks."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(2)
+    d, f = os.path.split(MODEL)
+    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, dtype=torch.float32)
+    model.eval()
+    r = run_folio("tokenize", "-m", MODEL, "--add-special", stdin=TEXT)
+    ids = [int(x) for x in r.stdout.split()]
+    add_bos, bos = vocab_bos(MODEL)
+    xs = {}
+
+    def hook(name):
+        def pre(_module, args):
+            xs.setdefault(name, []).append(args[0].detach().double().reshape(-1, args[0].shape[-1]))
+        return pre
+
+    for i, layer in enumerate(model.model.layers):
+        for hf, gg in HF_NAMES.items():
+            name = f"blk.{i}.{gg}.weight"
+            if name in names:
+                layer.get_submodule(hf).register_forward_pre_hook(hook(name))
+    for c in range(CHUNKS):
+        chunk = list(ids[c * CTX:(c + 1) * CTX])
+        if add_bos:
+            chunk[0] = bos
+        with torch.no_grad():
+            model(torch.tensor([chunk]))
+    return {k: torch.cat(v).numpy() for k, v in xs.items()}
+
+
+def test_gptq_lowers_every_layers_output_error(tmp_path):
+    """||W X - Q X|| on HF's activations of the calibration chunks: GPTQ below RTN on every linear."""
+    base = str(tmp_path / "base.gguf")
+    assert run_folio("quantize", MODEL, base, "--type", "F32").returncode == 0
+    text = tmp_path / "calib.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    files = {}
+    for method in ("rtn", "gptq"):
+        out = str(tmp_path / f"{method}.gguf")
+        extra = ["--calibration", str(text), "--calibration-ctx", str(CTX), "--calibration-chunks",
+                 str(CHUNKS)] if method == "gptq" else []
+        r = run_folio("quantize", base, out, "--type", "Q4_K_M", "--method", method, *extra)
+        assert r.returncode == 0, r.stderr
+        files[method] = {t.name: t for t in gguf.GGUFReader(out).tensors}
+    meta = gguf.GGUFReader(str(tmp_path / "gptq.gguf")).fields
+    assert bytes(meta["quantize.method"].parts[-1]).decode() == "gptq"
+    assert int(meta["quantize.calibration.chunks"].parts[-1][0]) == CHUNKS
+    weights = {t.name: np.asarray(t.data, dtype=np.float64).reshape(t.shape[::-1])
+               for t in gguf.GGUFReader(base).tensors if t.name.startswith("blk.") and len(t.shape) == 2}
+    X = hf_inputs(set(weights))
+    assert set(X) == set(weights)
+    ratios = []
+    for name, w in weights.items():
+        errs = {}
+        for method, tensors in files.items():
+            t = tensors[name]
+            q = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).reshape(w.shape)
+            errs[method] = float(np.linalg.norm((w - q) @ X[name].T))
+        ratios.append(errs["gptq"] / errs["rtn"])
+        assert errs["gptq"] < errs["rtn"], (name, errs)
+    print(f"||WX - QX|| gptq / rtn: median {np.median(ratios):.3f}, worst {max(ratios):.3f}")
+
+
+def test_gptq_flags_are_checked(tmp_path):
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--method", "gptq")
+    assert r.returncode != 0 and "--calibration" in r.stderr, r.stderr
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--act-order")
+    assert r.returncode != 0 and "--act-order" in r.stderr, r.stderr
