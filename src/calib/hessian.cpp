@@ -2,6 +2,7 @@
 #include "calib/hessian.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "base/error.h"
@@ -20,6 +21,7 @@ void HessianCollector::observe(std::string_view weight_name, const float* x, std
       groups_.push_back(std::make_unique<Group>());
       groups_.back()->cols = cols;
       groups_.back()->sum.assign(cols * cols, 0.0);
+      groups_.back()->sum_abs.assign(cols, 0.0);
       it = members_.emplace(std::string(weight_name), Member{groups_.size() - 1, true}).first;
     }
   }
@@ -56,6 +58,10 @@ void HessianCollector::observe(std::string_view weight_name, const float* x, std
     for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t);
     work(0);
   }
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = x + r * cols;
+    for (std::size_t j = 0; j < cols; ++j) g.sum_abs[j] += std::fabs(static_cast<double>(row[j]));
+  }
   g.rows += rows;
 }
 
@@ -74,6 +80,17 @@ std::vector<double> HessianCollector::hessian(std::string_view weight_name) cons
     }
   }
   return h;
+}
+
+std::vector<float> HessianCollector::mean_abs(std::string_view weight_name) const {
+  const auto it = members_.find(weight_name);
+  if (it == members_.end() || groups_[it->second.group]->rows == 0) return {};
+  const Group& g = *groups_[it->second.group];
+  std::vector<float> out(g.cols);
+  for (std::size_t j = 0; j < g.cols; ++j) {
+    out[j] = static_cast<float>(g.sum_abs[j] / static_cast<double>(g.rows));
+  }
+  return out;
 }
 
 std::uint64_t HessianCollector::rows(std::string_view weight_name) const {

@@ -31,12 +31,15 @@ class HessianCollector : public model::LinearInputObserver {
   std::vector<double> hessian(std::string_view weight_name) const;
   // Rows seen by `weight_name`'s input (0 when never observed).
   std::uint64_t rows(std::string_view weight_name) const;
+  // Per input column, mean |x| (AWQ's activation scale); empty when never observed.
+  std::vector<float> mean_abs(std::string_view weight_name) const;
   std::size_t distinct_inputs() const { return groups_.size(); }
 
  private:
   struct Group {
     std::size_t cols = 0;
-    std::vector<double> sum;  // upper triangle of sum x x^T
+    std::vector<double> sum;      // upper triangle of sum x x^T
+    std::vector<double> sum_abs;  // sum |x| per column
     std::uint64_t rows = 0;
   };
   struct Member {

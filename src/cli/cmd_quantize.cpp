@@ -17,6 +17,7 @@
 // written only once every tensor is done, so a failure leaves no half file.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -38,6 +39,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/writer.h"
 #include "model/model.h"
+#include "quant/awq.h"
 #include "quant/block_codes.h"
 #include "quant/dequantize.h"
 #include "quant/gptq.h"
@@ -62,6 +64,7 @@ struct QuantizeArgs {
   bool act_order = false;     // --act-order (the default; kept for explicitness)
   bool no_act_order = false;  // --no-act-order: columns in order, scales at each block's start
   double gptq_damp = 0.01;
+  double awq_alpha = -1;                  // >= 0: fixed, no search
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
   std::string output_tensor_type;
   std::string token_embedding_type;
@@ -140,16 +143,15 @@ std::vector<float> dequantized(const gguf::TensorInfo& t) {
 
 // What --method needs, checked before any work.
 void validate(const QuantizeArgs& a) {
-  if (a.method != "rtn" && a.method != "imatrix" && a.method != "gptq") {
+  if (a.method != "rtn" && a.method != "imatrix" && a.method != "gptq" && a.method != "awq") {
     throw Error("--method " + a.method +
-                " is not available (folio has rtn, imatrix and gptq; awq "
-                "is not built yet)");
+                " is not available (folio has rtn, imatrix, gptq and awq)");
   }
-  if (a.method == "gptq" && a.calibration.empty()) {
-    throw Error("--method gptq needs --calibration TEXT_FILE");
+  if ((a.method == "gptq" || a.method == "awq") && a.calibration.empty()) {
+    throw Error("--method " + a.method + " needs --calibration TEXT_FILE");
   }
-  if (a.method == "gptq" && !a.imatrix.empty()) {
-    throw Error("--imatrix is not used by --method gptq (its Hessians include the importances)");
+  if ((a.method == "gptq" || a.method == "awq") && !a.imatrix.empty()) {
+    throw Error("--imatrix is not used by --method " + a.method);
   }
   if (a.method == "imatrix" && a.imatrix.empty() == a.calibration.empty()) {
     throw Error("--method imatrix needs either --imatrix FILE or --calibration TEXT_FILE");
@@ -170,6 +172,10 @@ void validate(const QuantizeArgs& a) {
   if ((a.act_order || a.no_act_order) && a.method != "gptq") {
     throw Error(std::string(a.act_order ? "--act-order" : "--no-act-order") +
                 " is a --method gptq option");
+  }
+  if (a.awq_alpha != -1 && (a.method != "awq" || !(a.awq_alpha >= 0 && a.awq_alpha < 1))) {
+    throw Error("--awq-alpha wants --method awq and a value in [0, 1) (got " +
+                std::to_string(a.awq_alpha) + ")");
   }
   if (a.act_order && a.no_act_order) throw Error("--act-order and --no-act-order contradict");
 }
@@ -214,6 +220,89 @@ Calibration calibrate(const QuantizeArgs& a, const gguf::GgufFile& in, int threa
   return c;
 }
 
+// AWQ over the block linears, by llama.cpp's tensor names: per layer,
+// attn_norm -> {attn_q, attn_k, attn_v}, ffn_norm -> {ffn_gate, ffn_up} and
+// ffn_up's rows -> {ffn_down} (down reads act(gate) * up, linear in up).
+// attn_output is left alone (its input comes through attention; with grouped
+// KV heads a V row feeds several query heads). Returns the new float data of
+// every tensor it changed; the model computes the same function.
+std::map<std::string, std::vector<float>, std::less<>> awq_transform(
+    const gguf::GgufFile& in, const quant::TensorPlan& plan,
+    const std::vector<quant::TensorShape>& shapes, const calib::HessianCollector& hessians,
+    int threads, double awq_alpha) {
+  std::map<std::string, std::vector<float>, std::less<>> out;
+  const auto info = [&](const std::string& name) { return in.find_tensor(name); };
+  const auto data = [&](const std::string& name) -> std::vector<float>& {
+    auto it = out.find(name);
+    if (it == out.end()) it = out.emplace(name, dequantized(*info(name))).first;
+    return it->second;
+  };
+  const auto choice = [&](const std::string& name) {
+    for (const quant::TensorShape& s : shapes) {
+      if (s.name == name) return plan.choose(s);
+    }
+    return quant::TensorChoice{gguf::TensorType::F32, false, ""};
+  };
+  double total = 0, total_plain = 0;
+  std::size_t n_groups = 0;
+  for (int layer = 0;; ++layer) {
+    const std::string p = "blk." + std::to_string(layer) + ".";
+    if (info(p + "attn_q.weight") == nullptr) break;
+    struct Group {
+      std::string source;  // norm weight, or the linear whose rows produce the input
+      bool source_is_norm;
+      std::vector<std::string> linears;
+    };
+    std::vector<Group> groups = {
+        {p + "attn_norm.weight",
+         true,
+         {p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}},
+        {p + "ffn_norm.weight", true, {p + "ffn_gate.weight", p + "ffn_up.weight"}},
+        {p + "ffn_up.weight", false, {p + "ffn_down.weight"}}};
+    for (const Group& g : groups) {
+      bool ok = info(g.source) != nullptr && !g.linears.empty();
+      for (const std::string& l : g.linears) ok = ok && info(l) != nullptr && choice(l).quantized;
+      if (!ok || (g.source_is_norm && info(g.source)->dims.size() != 1)) continue;
+      const std::vector<double> H = hessians.hessian(g.linears.front());
+      const std::vector<float> mean_abs = hessians.mean_abs(g.linears.front());
+      const std::size_t cols = info(g.linears.front())->dims[0];
+      if (H.empty() || mean_abs.size() != cols) continue;
+      std::vector<quant::AwqLinear> ls;
+      for (const std::string& l : g.linears) {
+        const std::vector<float>& w = data(l);
+        ls.push_back({w, w.size() / cols, choice(l).type});
+      }
+      quant::AwqOptions o;
+      o.threads = threads;
+      o.fixed_alpha = awq_alpha;
+      const quant::AwqScales sc = quant::awq_search(ls, cols, mean_abs, H, o);
+      total += sc.error;
+      total_plain += sc.plain_error;
+      ++n_groups;
+      for (const std::string& l : g.linears) {
+        std::vector<float>& w = data(l);
+        for (std::size_t r = 0; r < w.size() / cols; ++r) {
+          for (std::size_t j = 0; j < cols; ++j) w[r * cols + j] *= sc.scales[j];
+        }
+      }
+      std::vector<float>& src = data(g.source);
+      if (g.source_is_norm) {
+        for (std::size_t j = 0; j < cols; ++j) src[j] /= sc.scales[j];
+      } else {  // the source linear's output rows
+        const std::size_t src_cols = info(g.source)->dims[0];
+        for (std::size_t r = 0; r < cols; ++r) {
+          for (std::size_t j = 0; j < src_cols; ++j) src[r * src_cols + j] /= sc.scales[r];
+        }
+      }
+      std::fprintf(stderr, "\rawq: layer %d, %zu groups, alpha %.2f   ", layer, n_groups, sc.alpha);
+    }
+  }
+  std::fprintf(
+      stderr, "\nawq: %zu groups; measured output error %.4g vs %.4g rounding to nearest (%.3fx)\n",
+      n_groups, total, total_plain, total / std::max(total_plain, 1e-30));
+  return out;
+}
+
 std::string hex64(std::uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -242,7 +331,7 @@ int run_quantize(const QuantizeArgs& a) {
   const auto in = gguf::GgufFile::open(in_path);
   std::optional<Calibration> calibration;
   std::optional<calib::HessianCollector> hessians;
-  if (a.method == "gptq") {
+  if (a.method == "gptq" || a.method == "awq") {
     hessians.emplace();
     calibration = calibrate(a, in, threads, *hessians);
   } else if (a.method == "imatrix" && !a.calibration.empty()) {
@@ -252,7 +341,7 @@ int run_quantize(const QuantizeArgs& a) {
     imatrix->chunk_count = static_cast<std::uint32_t>(calibration->chunks);
     imatrix->chunk_size = static_cast<std::uint32_t>(calibration->ctx);
   }
-  options.has_importance = imatrix.has_value() || hessians.has_value();
+  options.has_importance = imatrix.has_value() || a.method == "gptq";
 
   std::vector<quant::TensorShape> shapes;
   std::map<std::string, const gguf::TensorInfo*, std::less<>> by_name;
@@ -294,7 +383,10 @@ int run_quantize(const QuantizeArgs& a) {
   writer.add("general.quantization_version", gguf::MetaValue::integer(gguf::ValueType::UINT32, 2));
   writer.add("general.file_type",
              gguf::MetaValue::integer(gguf::ValueType::UINT32, options.recipe->file_type));
-  const std::string method = hessians ? "gptq" : imatrix ? "imatrix" : "rtn";
+  const std::string method = a.method == "awq" ? "awq"
+                             : hessians        ? "gptq"
+                             : imatrix         ? "imatrix"
+                                               : "rtn";
   writer.add("quantize.method", gguf::MetaValue::string(method));
   if (calibration) {
     writer.add("quantize.calibration.file", gguf::MetaValue::string(calibration->name));
@@ -308,7 +400,7 @@ int run_quantize(const QuantizeArgs& a) {
                gguf::MetaValue::integer(gguf::ValueType::UINT32,
                                         static_cast<std::int64_t>(calibration->ctx)));
   }
-  if (hessians) {
+  if (a.method == "gptq") {
     writer.add("quantize.gptq.damp", gguf::MetaValue::f32(static_cast<float>(a.gptq_damp)));
     writer.add("quantize.gptq.act_order", gguf::MetaValue::boolean(!a.no_act_order));
   }
@@ -329,6 +421,15 @@ int run_quantize(const QuantizeArgs& a) {
                a.output.c_str(), static_cast<int>(options.recipe->name.size()),
                options.recipe->name.data(), method.c_str(), threads);
   double gptq_error = 0, gptq_rtn_error = 0;
+  // AWQ: the scaled weights and the norms / rows that absorb 1/s, by name.
+  std::map<std::string, std::vector<float>, std::less<>> transformed;
+  if (a.method == "awq") {
+    transformed = awq_transform(in, plan, shapes, *hessians, threads, a.awq_alpha);
+  }
+  const auto weights_of = [&](const gguf::TensorInfo& t) {
+    const auto it = transformed.find(t.name);
+    return it != transformed.end() ? it->second : dequantized(t);
+  };
   const Stopwatch total;
   std::uint64_t in_bytes = 0;
   std::uint64_t out_bytes = 0;
@@ -341,7 +442,12 @@ int run_quantize(const QuantizeArgs& a) {
     const Stopwatch sw;
     std::vector<std::uint8_t> bytes;
     gguf::TensorType type = t.type;
-    if (!c.quantized) {
+    if (!c.quantized && transformed.contains(s.name)) {  // a norm that absorbed AWQ scales
+      type = gguf::TensorType::F32;
+      const std::vector<float>& v = transformed.at(s.name);
+      bytes.resize(v.size() * sizeof(float));
+      std::memcpy(bytes.data(), v.data(), bytes.size());
+    } else if (!c.quantized) {
       bytes.assign(t.data.begin(), t.data.end());
     } else {
       type = c.type;
@@ -356,7 +462,7 @@ int run_quantize(const QuantizeArgs& a) {
         if (importance.empty()) ++n_without;
       }
       std::vector<double> H;
-      if (hessians) H = hessians->hessian(s.name);
+      if (hessians && a.method == "gptq") H = hessians->hessian(s.name);
       if (!H.empty() && quant::has_element_codes(type)) {
         quant::GptqOptions go;
         go.damp = a.gptq_damp;
@@ -364,7 +470,7 @@ int run_quantize(const QuantizeArgs& a) {
         go.threads = threads;
         const std::size_t cols = t.dims[0];
         const quant::GptqResult g =
-            quant::gptq_quantize(type, dequantized(t), t.n_elements / cols, cols, H, go);
+            quant::gptq_quantize(type, weights_of(t), t.n_elements / cols, cols, H, go);
         bytes = g.bytes;
         gptq_error += g.error;
         gptq_rtn_error += g.rtn_error;
@@ -373,7 +479,7 @@ int run_quantize(const QuantizeArgs& a) {
                       g.error / std::max(g.rtn_error, 1e-30));
         c.note = c.note.empty() ? buf : c.note + "; " + buf;
       } else {
-        bytes = quantize_rows(type, dequantized(t), t.dims[0], importance, threads);
+        bytes = quantize_rows(type, weights_of(t), t.dims[0], importance, threads);
       }
     }
     n_fallback += c.note.starts_with("fallback") ? 1 : 0;
@@ -427,7 +533,8 @@ Command register_quantize(CLI::App& app) {
   sub->add_option("--method", args->method,
                   "rtn (round to nearest; the default; importance-weighted with --imatrix), "
                   "imatrix (importances from --imatrix FILE or --calibration TEXT), gptq (GPTQ "
-                  "with Hessians from --calibration TEXT)");
+                  "with Hessians from --calibration TEXT), awq (activation-aware channel scales "
+                  "from --calibration TEXT, folded into the norms)");
   sub->add_option("--calibration", args->calibration,
                   "calibration text for --method imatrix / gptq (run through the input model)");
   sub->add_option("--calibration-ctx", args->calib_ctx,
@@ -438,6 +545,8 @@ Command register_quantize(CLI::App& app) {
                 "gptq: columns by descending importance with static groups (the default)");
   sub->add_flag("--no-act-order", args->no_act_order,
                 "gptq: columns in order, each block's scales fixed at its first column");
+  sub->add_option("--awq-alpha", args->awq_alpha,
+                  "awq: use scales mean|x|^ALPHA (in [0, 1)) instead of searching ALPHA");
   sub->add_option("--gptq-damp", args->gptq_damp,
                   "gptq: fraction of mean(diag H) added to the diagonal (default 0.01)");
   sub->add_option("--imatrix", args->imatrix,

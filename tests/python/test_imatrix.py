@@ -222,3 +222,48 @@ def test_gptq_flags_are_checked(tmp_path):
     assert r.returncode != 0 and "--calibration" in r.stderr, r.stderr
     r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--act-order")
     assert r.returncode != 0 and "--act-order" in r.stderr, r.stderr
+
+
+def test_awq_transform_leaves_the_float_model_unchanged(tmp_path):
+    """AWQ folds 1/s into the norms and ffn_up's rows: in fp32 (HF transformers) the transformed
+    model's logits equal the base's to float noise, though most weights changed."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    base = str(tmp_path / "base.gguf")
+    assert run_folio("quantize", MODEL, base, "--type", "F32").returncode == 0
+    text = tmp_path / "calib.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    out = str(tmp_path / "awq-f32.gguf")
+    r = run_folio("quantize", base, out, "--type", "F32", "--method", "awq", "--awq-alpha", "0.5",
+                  "--calibration", str(text), "--calibration-ctx", str(CTX), "--calibration-chunks",
+                  str(CHUNKS))
+    assert r.returncode == 0, r.stderr
+    meta = gguf.GGUFReader(out).fields
+    assert bytes(meta["quantize.method"].parts[-1]).decode() == "awq"
+    a = {t.name: np.asarray(t.data) for t in gguf.GGUFReader(base).tensors}
+    b = {t.name: np.asarray(t.data) for t in gguf.GGUFReader(out).tensors}
+    changed = [n for n in a if not np.array_equal(a[n], b[n])]
+    assert "blk.0.attn_norm.weight" in changed and "blk.0.ffn_up.weight" in changed
+    assert "blk.0.attn_q.weight" in changed and "blk.0.ffn_down.weight" in changed
+
+    torch.set_num_threads(2)
+    r = run_folio("tokenize", "-m", MODEL, "--add-special", stdin=TEXT)
+    ids = torch.tensor([[int(x) for x in r.stdout.split()][:CTX]])
+    logits = []
+    for path in (base, out):
+        d, f = os.path.split(path)
+        m = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, dtype=torch.float32)
+        with torch.no_grad():
+            logits.append(m(ids).logits[0].double())
+        del m
+    diff = (logits[0] - logits[1]).abs().max().item()
+    print(f"max |logit difference| {diff:.2e} (logits up to {logits[0].abs().max().item():.1f})")
+    assert diff < 1e-3
+
+
+def test_awq_flags_are_checked(tmp_path):
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--method", "awq")
+    assert r.returncode != 0 and "--calibration" in r.stderr, r.stderr
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--awq-alpha", "0.5")
+    assert r.returncode != 0 and "--awq-alpha" in r.stderr, r.stderr

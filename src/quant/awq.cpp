@@ -1,0 +1,127 @@
+// quant/awq.cpp: the AWQ scale search (see awq.h).
+#include "quant/awq.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "base/error.h"
+#include "quant/dequantize.h"
+#include "quant/quantize.h"
+
+namespace folio::quant {
+
+namespace {
+
+// e^T H e (y = H e as axpys).
+double quadratic(std::span<const double> e, std::span<const double> H, std::size_t n,
+                 std::vector<double>& y) {
+  y.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (e[i] == 0.0) continue;
+    const double* h = &H[i * n];
+    for (std::size_t k = 0; k < n; ++k) y[k] += h[k] * e[i];
+  }
+  double total = 0.0;
+  for (std::size_t k = 0; k < n; ++k) total += e[k] * y[k];
+  return total;
+}
+
+// The output error of quantizing the measured rows with channel scales s.
+double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::span<const float> s,
+                    std::span<const double> H, std::size_t max_rows, int threads) {
+  struct Job {
+    const AwqLinear* l;
+    std::size_t row;
+  };
+  std::vector<Job> jobs;
+  for (const AwqLinear& l : linears) {
+    const std::size_t n = max_rows == 0 ? l.rows : std::min(l.rows, max_rows);
+    for (std::size_t k = 0; k < n; ++k) jobs.push_back({&l, k * l.rows / n});
+  }
+  const std::size_t n_threads =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, jobs.size());
+  std::vector<double> partial(n_threads, 0.0);
+  std::vector<std::exception_ptr> errors(n_threads);
+  const auto work = [&](std::size_t t) {
+    try {
+      std::vector<float> scaled(cols), q(cols);
+      std::vector<double> e(cols), y;
+      std::vector<std::uint8_t> bytes;
+      for (std::size_t k = t; k < jobs.size(); k += n_threads) {
+        const AwqLinear& l = *jobs[k].l;
+        const float* w = &l.w[jobs[k].row * cols];
+        for (std::size_t j = 0; j < cols; ++j) scaled[j] = w[j] * s[j];
+        bytes.resize(quantized_bytes(l.type, cols));
+        quantize_row(l.type, scaled, {}, bytes);
+        dequantize_row(l.type, bytes, q);
+        for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(w[j]) - q[j] / s[j];
+        partial[t] += quadratic(e, H, cols, y);
+      }
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t);
+    work(0);
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  double total = 0.0;
+  for (double p : partial) total += p;
+  return total;
+}
+
+}  // namespace
+
+AwqScales awq_search(std::span<const AwqLinear> linears, std::size_t cols,
+                     std::span<const float> mean_abs, std::span<const double> H,
+                     const AwqOptions& options) {
+  if (linears.empty() || mean_abs.size() != cols || H.size() != cols * cols || options.grid < 1) {
+    throw Error("AWQ: " + std::to_string(linears.size()) + " linears, " +
+                std::to_string(mean_abs.size()) + " channel means and a Hessian of " +
+                std::to_string(H.size()) + " for " + std::to_string(cols) + " input channels");
+  }
+  for (const AwqLinear& l : linears) {
+    if (l.w.size() != l.rows * cols) throw Error("AWQ: a linear's weights are not rows x cols");
+    if (!can_quantize(l.type)) {
+      throw Error("AWQ: folio cannot write " + std::string(gguf::tensor_type_name(l.type)));
+    }
+  }
+  float max_abs = 0.0f;
+  for (float v : mean_abs) max_abs = std::max(max_abs, v);
+  const float floor = std::max(max_abs * 1e-4f, 1e-12f);  // channels never seen still get a scale
+
+  AwqScales best;
+  std::vector<float> s(cols, 1.0f);
+  const bool fixed = options.fixed_alpha >= 0.0;
+  if (fixed && options.fixed_alpha >= 1.0) throw Error("AWQ: a fixed alpha must be in [0, 1)");
+  for (int g = 0; g < (fixed ? 2 : options.grid); ++g) {
+    const double alpha =
+        fixed ? (g == 0 ? 0.0 : options.fixed_alpha) : static_cast<double>(g) / options.grid;
+    double lo = 1e300, hi = 0.0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double v = std::pow(static_cast<double>(std::max(mean_abs[j], floor)), alpha);
+      s[j] = static_cast<float>(v);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const auto norm = static_cast<float>(1.0 / std::sqrt(lo * hi));
+    for (float& v : s) v *= norm;
+    const double err = scaled_error(linears, cols, s, H, options.max_rows, options.threads);
+    if (g == 0) best.plain_error = err;
+    if (g == 0 || err < best.error || fixed) {
+      best.error = err;
+      best.alpha = alpha;
+      best.scales = s;
+    }
+  }
+  return best;
+}
+
+}  // namespace folio::quant
