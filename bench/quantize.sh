@@ -87,8 +87,8 @@ head -c $((load_chunks * 512 * 8 + 4096)) "$eval_text" | sed '$d' >"$eval_head"
 quant_help=$("$folio" quantize --help 2>&1 || true)
 method_ok() { # METHOD: is it runnable with this binary?
   case $1 in
-    folio-gptq) grep -q gptq <<<"$quant_help" ;;
-    folio-awq) grep -q awq <<<"$quant_help" ;;
+    folio-gptq) grep -q 'gptq (' <<<"$quant_help" ;;
+    folio-awq) grep -q 'awq (' <<<"$quant_help" ;;
     folio-rtn | folio-imatrix | llama-rtn | llama-imatrix) true ;;
     *) return 1 ;;
   esac
@@ -101,8 +101,9 @@ for m in "${methods[@]}"; do
   fi
 done
 
-echo "CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores), $threads threads;" \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg); folio $(git rev-parse --short HEAD)" \
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p')" \
+  "model $(lscpu | sed -n 's/^Model: *//p'), $(nproc) cores), $threads threads;" \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg); checkout $(git rev-parse --short HEAD)" \
   "($folio), llama.cpp $(sed -n 's/^llama.cpp commit \([0-9a-f]\{12\}\).*/\1/p' "$bin/../VERSION.txt" 2>/dev/null)"
 echo "types: ${types[*]}; methods: ${active[*]}; imatrix: $imatrix_chunks chunks of 512 of" \
   "calibration.txt; quality: $ppl_chunks chunks of 512 of evaluation.txt"
