@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -23,6 +21,7 @@
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/text_file.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -41,21 +40,13 @@ struct ImatrixArgs {
   int threads = 0;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 int run_imatrix(const ImatrixArgs& a) {
   if (a.file.empty()) throw Error("imatrix: -f/--file TEXT_FILE is required");
   if (a.ctx < 16) throw Error("--ctx-size must be >= 16 (got " + std::to_string(a.ctx) + ")");
   if (a.chunks < 0) throw Error("--chunks must be >= 0 (got " + std::to_string(a.chunks) + ")");
   if (a.batch < 1) throw Error("--batch-size must be >= 1 (got " + std::to_string(a.batch) + ")");
   if (a.threads < 0) throw Error("--threads must be >= 0 (got " + std::to_string(a.threads) + ")");
-  const std::string text = read_text(a.file);
+  const std::string text = read_text_file(a.file);
   const std::string path = resolve_model_path(a.model);
   const Stopwatch load_time;
   const auto file = gguf::GgufFile::open(path);

@@ -63,6 +63,7 @@
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 #include "cli/kl_divergence_report.h"
+#include "cli/text_file.h"
 #include "eval/kl_divergence.h"
 #include "eval/logprob_file.h"
 #include "gguf/gguf_file.h"
@@ -133,23 +134,6 @@ void validate(const PerplexityArgs& a, Mode mode) {
     throw Error("--chunks must be >= 1 (got " + std::to_string(*a.chunks) + ")");
   if (a.batch < 1) throw Error("--batch-size must be >= 1 (got " + std::to_string(a.batch) + ")");
   if (a.threads < 0) throw Error("-t/--threads must be >= 0");
-}
-
-// The whole file as bytes; an error naming the file and the reason otherwise.
-std::string read_text_file(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw Error("cannot open text file " + path + ": " + std::strerror(errno));
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t n = std::fread(buf, 1, sizeof buf, f.get());
-    data.append(buf, n);
-    if (n < sizeof buf) {
-      if (std::ferror(f.get()))
-        throw Error("cannot read text file " + path + ": " + std::strerror(errno));
-      return data;
-    }
-  }
 }
 
 // Sums of the NLLs and of their squares (llama.cpp's nll, nll2), in f64.

@@ -19,12 +19,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +34,7 @@
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/text_file.h"
 #include "gguf/gguf_file.h"
 #include "gguf/writer.h"
 #include "model/model.h"
@@ -180,14 +179,6 @@ void validate(const QuantizeArgs& a) {
   if (a.act_order && a.no_act_order) throw Error("--act-order and --no-act-order contradict");
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The calibration text run through the input model with `observer`.
 struct Calibration {
   std::string name;
@@ -199,7 +190,7 @@ struct Calibration {
 
 Calibration calibrate(const QuantizeArgs& a, const gguf::GgufFile& in, int threads,
                       model::LinearInputObserver& observer) {
-  const std::string text = read_text(a.calibration);
+  const std::string text = read_text_file(a.calibration);
   const auto tok = tokenizer::Tokenizer::from_gguf(in);
   const auto m = model::Model::load(in);
   const std::vector<TokenId> ids = tok.encode(text, {.add_special = true, .parse_special = false});

@@ -148,7 +148,7 @@ def test_bad_imatrix_is_a_clear_error(tmp_path):
     r = run_folio("quantize", base, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--imatrix", MODEL)
     assert r.returncode != 0 and "not an imatrix" in r.stderr, r.stderr
     r = run_folio("imatrix", "-m", MODEL, "-f", str(tmp_path / "missing.txt"))
-    assert r.returncode != 0 and "cannot read" in r.stderr, r.stderr
+    assert r.returncode != 0 and "cannot open text file" in r.stderr, r.stderr
 
 
 def hf_inputs(names):
