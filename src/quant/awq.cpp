@@ -9,25 +9,12 @@
 
 #include "base/error.h"
 #include "quant/dequantize.h"
+#include "quant/gptq.h"
 #include "quant/quantize.h"
 
 namespace folio::quant {
 
 namespace {
-
-// e^T H e (y = H e as axpys).
-double quadratic(std::span<const double> e, std::span<const double> H, std::size_t n,
-                 std::vector<double>& y) {
-  y.assign(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (e[i] == 0.0) continue;
-    const double* h = &H[i * n];
-    for (std::size_t k = 0; k < n; ++k) y[k] += h[k] * e[i];
-  }
-  double total = 0.0;
-  for (std::size_t k = 0; k < n; ++k) total += e[k] * y[k];
-  return total;
-}
 
 // The output error of quantizing the measured rows with channel scales s.
 double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::span<const float> s,
@@ -58,7 +45,7 @@ double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::s
         quantize_row(l.type, scaled, {}, bytes);
         dequantize_row(l.type, bytes, q);
         for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(w[j]) - q[j] / s[j];
-        partial[t] += quadratic(e, H, cols, y);
+        partial[t] += output_error(e, H, y);
       }
     } catch (...) {
       errors[t] = std::current_exception();

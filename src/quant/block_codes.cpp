@@ -70,17 +70,9 @@ void set_k_nibble(std::uint8_t* qs, std::size_t i, int v) {
   byte = k_high(i) ? static_cast<std::uint8_t>((byte & 0x0F) | (v & 0x0F) << 4)
                    : static_cast<std::uint8_t>((byte & 0xF0) | (v & 0x0F));
 }
-struct ScaleMin {
-  int scale;
-  int min;
-};
-ScaleMin k_scale_min(const std::uint8_t (&s)[kScaleBytes], std::size_t j) {
-  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
-  return {(s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
-}
 template <class Block>
 ElementGrid k_grid(const Block& b, std::size_t i, int hi) {
-  const ScaleMin sm = k_scale_min(b.scales, i / 32);
+  const ScaleMin sm = scale_min_k4(b.scales, i / 32);
   const float dl = fp16_to_f32(b.d) * static_cast<float>(sm.scale);
   const float ml = fp16_to_f32(b.dmin) * static_cast<float>(sm.min);
   return {dl, 0, -ml, 0, hi};

@@ -90,6 +90,20 @@ static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 
+// Q4_K / Q5_K sub-block j (0..7): its 6-bit scale and min, unpacked from
+// the 12 packed bytes:
+//   bytes 0..3:  scale j (j<4) low 6 bits; top 2 bits = bits 4..5 of scale j+4
+//   bytes 4..7:  min j (j<4) low 6 bits;   top 2 bits = bits 4..5 of min j+4
+//   bytes 8..11: low nibble = bits 0..3 of scale j+4, high nibble = bits 0..3 of min j+4
+struct ScaleMin {
+  int scale;
+  int min;
+};
+inline ScaleMin scale_min_k4(const std::uint8_t (&s)[kScaleBytes], std::size_t j) {
+  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
+  return {(s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
+}
+
 void dequantize(const BlockQ2_K& b, std::span<float, kQK_K> y);
 void dequantize(const BlockQ3_K& b, std::span<float, kQK_K> y);
 void dequantize(const BlockQ4_K& b, std::span<float, kQK_K> y);

@@ -15,20 +15,6 @@ namespace {
 
 constexpr std::size_t kLanes = 32;  // weights per (half, slot) run: i = 128*h + 32*s + l
 
-// Q4_K / Q5_K sub-block j (0..7): 6-bit scale and min unpacked from 12 bytes.
-//   bytes 0..3:  scale j (j<4) low 6 bits; top 2 bits = bits 4..5 of scale j+4
-//   bytes 4..7:  min j (j<4) low 6 bits;   top 2 bits = bits 4..5 of min j+4
-//   bytes 8..11: low nibble = bits 0..3 of scale j+4, high nibble = bits 0..3 of min j+4
-struct ScaleMin {
-  int scale;
-  int min;
-};
-
-ScaleMin scale_min_k4(const std::uint8_t (&s)[kScaleBytes], std::size_t j) {
-  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
-  return {(s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
-}
-
 // Q3_K sub-block i (0..15): 6-bit scale, low 4 bits from bytes 0..7 (low
 // nibbles for 0..7, high nibbles for 8..15), high 2 bits from bytes 8..11.
 int scale_q3_k(const std::uint8_t (&s)[kScaleBytes], std::size_t i) {

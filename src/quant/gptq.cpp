@@ -86,20 +86,6 @@ Matrix inverse_upper_factor(const Matrix& H, std::size_t n) {
   return Hinv;
 }
 
-// e^T H e for one row's error e (y = H e as axpys, which vectorize).
-double quadratic(std::span<const double> e, std::span<const double> H, std::size_t n) {
-  std::vector<double> y(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (e[i] == 0.0) continue;
-    const double ei = e[i];
-    const double* h = &H[i * n];
-    for (std::size_t k = 0; k < n; ++k) y[k] += h[k] * ei;
-  }
-  double total = 0.0;
-  for (std::size_t k = 0; k < n; ++k) total += e[k] * y[k];
-  return total;
-}
-
 template <class F>
 void parallel_rows(std::size_t rows, int threads, F&& work) {
   const std::size_t n = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1,
@@ -124,6 +110,20 @@ void parallel_rows(std::size_t rows, int threads, F&& work) {
 
 }  // namespace
 
+double output_error(std::span<const double> e, std::span<const double> H, std::vector<double>& y) {
+  const std::size_t n = e.size();
+  y.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {  // y = H e as axpys, which vectorize
+    if (e[i] == 0.0) continue;
+    const double ei = e[i];
+    const double* h = &H[i * n];
+    for (std::size_t k = 0; k < n; ++k) y[k] += h[k] * ei;
+  }
+  double total = 0.0;
+  for (std::size_t k = 0; k < n; ++k) total += e[k] * y[k];
+  return total;
+}
+
 double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t> bytes,
                             std::span<const float> W, std::size_t rows, std::size_t cols,
                             std::span<const double> H) {
@@ -132,12 +132,12 @@ double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t>
       bytes.size() == rows * row_bytes && W.size() == rows * cols && H.size() == cols * cols,
       "reconstruction_error: sizes disagree");
   std::vector<float> q(cols);
-  std::vector<double> e(cols);
+  std::vector<double> e(cols), y;
   double total = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
     dequantize_row(type, bytes.subspan(r * row_bytes, row_bytes), q);
     for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(W[r * cols + j]) - q[j];
-    total += quadratic(e, H, cols);
+    total += output_error(e, H, y);
   }
   return total;
 }
@@ -195,7 +195,7 @@ GptqResult gptq_quantize(gguf::TensorType type, std::span<const float> W, std::s
   result.bytes.assign(rows * row_bytes, 0);
   std::vector<double> errors(rows, 0.0), rtn_errors(rows, 0.0);
   parallel_rows(rows, options.threads, [&](std::size_t r0, std::size_t r1) {
-    std::vector<double> w(n), e(n);
+    std::vector<double> w(n), e(n), y;
     std::vector<float> block_in(B), q(n);
     std::vector<ElementGrid> grids(n);
     std::vector<int> codes(n);
@@ -233,11 +233,11 @@ GptqResult gptq_quantize(gguf::TensorType type, std::span<const float> W, std::s
       const auto w_row = W.subspan(r * n, n);
       dequantize_row(type, out, q);
       for (std::size_t j = 0; j < n; ++j) e[j] = static_cast<double>(w_row[j]) - q[j];
-      errors[r] = quadratic(e, H, n);
+      errors[r] = output_error(e, H, y);
       quantize_row(type, w_row, {}, rtn);
       dequantize_row(type, rtn, q);
       for (std::size_t j = 0; j < n; ++j) e[j] = static_cast<double>(w_row[j]) - q[j];
-      rtn_errors[r] = quadratic(e, H, n);
+      rtn_errors[r] = output_error(e, H, y);
     }
   });
   result.error = std::accumulate(errors.begin(), errors.end(), 0.0);

@@ -50,6 +50,10 @@ struct GptqResult {
 GptqResult gptq_quantize(gguf::TensorType type, std::span<const float> W, std::size_t rows,
                          std::size_t cols, std::span<const double> H, const GptqOptions& options);
 
+// e^T H e for one row's weight error e (n = e.size(), H n x n): a linear's
+// output error on inputs with second moment H. `y` is scratch.
+double output_error(std::span<const double> e, std::span<const double> H, std::vector<double>& y);
+
 // The reconstruction error of `bytes` (type, rows x cols) against W under H.
 double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t> bytes,
                             std::span<const float> W, std::size_t rows, std::size_t cols,

@@ -135,18 +135,14 @@ CodedScales code_scales(const SubFits& f, bool weighted) {
   return c;
 }
 
-int scale_code(const std::uint8_t (&s)[kScaleBytes], std::size_t j, bool min) {
-  if (j < 4) return s[j + (min ? 4 : 0)] & 63;
-  return min ? (s[j + 4] >> 4) | (s[j] >> 6) << 4 : (s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4;
-}
-
 // Re-rounds every weight against the decoded sub-block scale and min
 // (sub-blocks whose decoded scale is 0 keep their fitted codes).
 void requantize(Super x, const CodedScales& c, int nmax, std::array<std::uint8_t, kQK_K>& codes) {
   for (std::size_t j = 0; j < kSubs; ++j) {
-    const float d = fp16_to_f32(c.d) * static_cast<float>(scale_code(c.packed, j, false));
+    const ScaleMin sm = scale_min_k4(c.packed, j);
+    const float d = fp16_to_f32(c.d) * static_cast<float>(sm.scale);
     if (d == 0.0f) continue;
-    const float dm = fp16_to_f32(c.dmin) * static_cast<float>(scale_code(c.packed, j, true));
+    const float dm = fp16_to_f32(c.dmin) * static_cast<float>(sm.min);
     for (std::size_t l = 0; l < kSub; ++l) {
       const int q = nearest_int((x[kSub * j + l] + dm) / d);
       codes[kSub * j + l] = static_cast<std::uint8_t>(std::max(0, std::min(nmax, q)));
