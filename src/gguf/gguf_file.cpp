@@ -195,6 +195,15 @@ GgufFile GgufFile::parse(std::span<const std::uint8_t> bytes, std::string what) 
   return f;
 }
 
+GgufFile GgufFile::from_image(std::vector<std::uint8_t> image, std::string what) {
+  GgufFile f;
+  f.owned_ = std::move(image);
+  f.bytes_ = f.owned_;
+  f.source_ = std::move(what);
+  f.parse_all();
+  return f;
+}
+
 void GgufFile::parse_all() {
   Cursor cur(bytes_, source_);
   const auto magic = cur.read<std::uint32_t>("magic");

@@ -52,6 +52,8 @@ class GgufFile {
   // Parses an in-memory image (not owned; must outlive the result). `what`
   // names the source in error messages.
   static GgufFile parse(std::span<const std::uint8_t> bytes, std::string what = "<memory>");
+  // Parses an image it takes ownership of (a converted checkpoint, hf/convert.h).
+  static GgufFile from_image(std::vector<std::uint8_t> image, std::string what);
 
   GgufFile(GgufFile&&) noexcept = default;
   GgufFile& operator=(GgufFile&&) noexcept = default;
@@ -86,7 +88,8 @@ class GgufFile {
   GgufFile() = default;
   void parse_all();
 
-  MappedFile mapping_;  // empty for parse()
+  MappedFile mapping_;               // empty for parse() and from_image()
+  std::vector<std::uint8_t> owned_;  // from_image(): moving keeps its buffer in place
   std::span<const std::uint8_t> bytes_;
   std::string source_;
   std::uint32_t version_ = 0;
