@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_file.h"
 #include "gguf/gguf_file.h"
 #include "kernels/thread_pool.h"
 #include "model/contiguous_kv_cache.h"
@@ -103,7 +104,7 @@ int bench(const BenchArgs& a) {
   if (a.n_prompt < 0 || a.n_gen < 0 || a.reps < 1 || a.threads < 1) {
     throw Error("bench: -p and -n must be >= 0, -r and -t >= 1");
   }
-  const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
+  const auto file = open_model_file(resolve_model_path(a.model));
   Stopwatch load;
   const model::Model m = model::Model::load(
       file,
@@ -152,7 +153,8 @@ int bench(const BenchArgs& a) {
 Command register_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Measure prompt (pp) and generation (tg) tokens/s");
   auto a = std::make_shared<BenchArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens per pp run (0: skip)")
       ->capture_default_str();
   sub->add_option("-n,--n-gen", a->n_gen, "Tokens per tg run (0: skip)")->capture_default_str();

@@ -282,7 +282,8 @@ Command register_bench_spec(CLI::App& app) {
       "Speculative decoding vs plain decoding: single-stream speed-up by prompt category, "
       "acceptance, aggregate throughput under concurrency");
   auto a = std::make_shared<SpecArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("--dataset", a->dataset,
                   "JSONL prompts: {\"category\", \"messages\" or \"prompt\", \"max_tokens\"}")
       ->required();

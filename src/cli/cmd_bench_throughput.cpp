@@ -334,7 +334,8 @@ Command register_bench_throughput(CLI::App& app) {
                                     "Paged engine: throughput by batching mode, KV efficiency, "
                                     "prefix-cache TTFT, decode concurrency");
   auto a = std::make_shared<ThroughputArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-n,--num-prompts", a->num_prompts, "Requests")->capture_default_str();
   sub->add_option("--input-len", a->input_len, "Prompt tokens per request")->capture_default_str();
   sub->add_option("--output-len", a->output_len, "Output tokens per request")

@@ -95,7 +95,8 @@ int chat_loop(const ChatArgs& a) {
 Command register_chat(CLI::App& app) {
   auto* sub = app.add_subcommand("chat", "Interactive multi-turn chat with the model's template");
   auto a = std::make_shared<ChatArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("--system", a->system, "System message for the conversation");
   sub->add_option("-n,--max-tokens", a->max_tokens, "Maximum tokens per reply")
       ->capture_default_str();

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/model_file.h"
 #include "gguf/gguf_file.h"
 #include "quant/dequantize.h"
 #include "quant/traits.h"
@@ -70,7 +71,7 @@ void write_dequantized(const gguf::TensorInfo& t, std::FILE* out, const std::str
 }
 
 int run_dequant(const DequantArgs& a) {
-  const auto f = gguf::GgufFile::open(resolve_model_path(a.model));
+  const auto f = open_model_file(resolve_model_path(a.model));
   if (a.list) {
     list_tensors(f);
     return 0;
@@ -104,7 +105,8 @@ Command register_dequant(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "dequant", "Write a tensor dequantized to float32 (raw little-endian) to stdout or --out");
   auto args = std::make_shared<DequantArgs>();
-  sub->add_option("model", args->model, "GGUF file (default: the default model)");
+  sub->add_option("model", args->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("tensor", args->tensor, "tensor name (see --list)");
   sub->add_option("-o,--out", args->out, "write the floats to FILE instead of stdout");
   sub->add_flag("--list", args->list, "list the tensors: name, type, dims (ggml order)");

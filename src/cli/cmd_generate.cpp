@@ -259,7 +259,8 @@ Command register_generate(CLI::App& app) {
   auto* sub =
       app.add_subcommand("generate", "Offline batch generation: JSONL prompts in, JSONL out");
   auto a = std::make_shared<GenerateArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("--input", a->input, "Input JSONL: one request object per line")->required();
   sub->add_option("--output", a->output, "Output JSONL: one line per sample, input order")
       ->required();

@@ -21,6 +21,7 @@
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/model_file.h"
 #include "cli/text_file.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
@@ -49,7 +50,7 @@ int run_imatrix(const ImatrixArgs& a) {
   const std::string text = read_text_file(a.file);
   const std::string path = resolve_model_path(a.model);
   const Stopwatch load_time;
-  const auto file = gguf::GgufFile::open(path);
+  const auto file = open_model_file(path);
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const auto m = model::Model::load(file);
   std::fprintf(stderr, "folio: loaded %s (%s, %u layers) in %.2f s\n", path.c_str(),
@@ -88,7 +89,8 @@ Command register_imatrix(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "imatrix", "Compute an importance matrix from calibration text (llama.cpp's imatrix GGUF)");
   auto args = std::make_shared<ImatrixArgs>();
-  sub->add_option("-m,--model", args->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", args->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-f,--file", args->file, "calibration text file (all of it is tokenized)");
   sub->add_option("-o,--output", args->out, "where to write the imatrix (default: imatrix.gguf)");
   sub->add_option("-c,--ctx-size", args->ctx, "tokens per chunk (default: 512)");

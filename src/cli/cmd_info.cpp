@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_file.h"
 #include "cli/model_template.h"
 #include "engine/engine_config.h"
 #include "engine/paged_model_runner.h"
@@ -357,7 +358,7 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     std::optional<gguf::GgufFile> draft_file;
     if (sc.method == spec::SpecMethod::kDraftModel) {
       try {
-        draft_file.emplace(gguf::GgufFile::open(sc.draft_model));
+        draft_file.emplace(open_model_file(sc.draft_model));
       } catch (const Error& e) {
         draft_error(sc.draft_model, e);
       }
@@ -539,7 +540,8 @@ void print_text(const Json& r) {
 Command register_info(CLI::App& app) {
   auto* sub = app.add_subcommand("info", "Describe a GGUF model file and what serving it needs");
   auto a = std::make_shared<InfoArgs>();
-  sub->add_option("model", a->model, "GGUF file (default: the default model)");
+  sub->add_option("model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-m,--model", a->model, "GGUF file (same as the positional argument)");
   sub->add_option(
          "--max-model-len", a->max_model_len,
@@ -554,7 +556,7 @@ Command register_info(CLI::App& app) {
                   "check a speculative-decoding config against this model and describe it");
   add_attention_window_flags(sub, a->attention_window, a->attention_sinks);
   return {sub, [a]() {
-            const auto f = gguf::GgufFile::open(resolve_model_path(a->model));
+            const auto f = open_model_file(resolve_model_path(a->model));
             const Json report = build_report(f, *a);
             if (a->json) {
               // Strings from the file may not be valid UTF-8: replace bad bytes rather than fail.

@@ -63,6 +63,7 @@
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 #include "cli/kl_divergence_report.h"
+#include "cli/model_file.h"
 #include "cli/text_file.h"
 #include "eval/kl_divergence.h"
 #include "eval/logprob_file.h"
@@ -444,7 +445,7 @@ void check_same_vocabulary(const model::Model& m, const tokenizer::Vocab& v,
 // and never moved: the model's weights view the file.
 struct Loaded {
   Loaded(const std::string& path, const model::LoadOptions& options)
-      : file(gguf::GgufFile::open(path)),
+      : file(open_model_file(path)),
         tok(tokenizer::Tokenizer::from_gguf(file)),
         m(model::Model::load(file, options)) {}
   gguf::GgufFile file;
@@ -615,7 +616,8 @@ Command register_perplexity(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "perplexity", "Perplexity of a model on a text file (llama.cpp's llama-perplexity protocol)");
   auto a = std::make_shared<PerplexityArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-f,--file", a->file,
                   "Text file to evaluate (all of it is tokenized); not with --kl-divergence");
   sub->add_option("-c,--ctx-size", a->ctx,

@@ -34,9 +34,11 @@
 #include "calib/imatrix.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/model_file.h"
 #include "cli/text_file.h"
 #include "gguf/gguf_file.h"
 #include "gguf/writer.h"
+#include "hf/gptq_export.h"
 #include "model/model.h"
 #include "quant/awq.h"
 #include "quant/block_codes.h"
@@ -68,7 +70,8 @@ struct QuantizeArgs {
   std::string output_tensor_type;
   std::string token_embedding_type;
   bool pure = false;
-  int threads = 0;  // 0: all cores
+  int threads = 0;              // 0: all cores
+  std::string format = "gguf";  // or "gptq": an HF GPTQ checkpoint directory (hf/gptq_export.h)
 };
 
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -88,6 +91,13 @@ quant::PlanOptions plan_options(const QuantizeArgs& a) {
     o.token_embedding_type = quant::writable_type(a.token_embedding_type);
   }
   o.pure = a.pure;
+  if (a.format == "gptq") {
+    // GPTQ quantizes the block linears alone, all to one width; the exporter
+    // carries every other tensor over from the source checkpoint.
+    o.pure = true;
+    o.output_type = gguf::TensorType::F16;
+    o.token_embedding_type = gguf::TensorType::F16;
+  }
   return o;
 }
 
@@ -157,6 +167,30 @@ void validate(const QuantizeArgs& a) {
   }
   if (a.method == "rtn" && !a.calibration.empty()) {
     throw Error("--calibration is used by --method imatrix or gptq, not rtn");
+  }
+  if (a.format != "gguf" && a.format != "gptq") {
+    throw Error("--format " + a.format + " is not available (gguf, gptq)");
+  }
+  if (a.format == "gptq") {
+    if (a.type != "Q4_0" && a.type != "Q8_0") {
+      throw Error(
+          "--format gptq writes GPTQ's symmetric groups of 32, which are --type Q4_0 "
+          "(4-bit) or Q8_0 (8-bit); " +
+          a.type + " has no exact GPTQ form");
+    }
+    if (!a.tensor_types.empty() || !a.output_tensor_type.empty() ||
+        !a.token_embedding_type.empty()) {
+      throw Error(
+          "--format gptq quantizes every block linear to --type and keeps the other "
+          "tensors as they are; --tensor-type, --output-tensor-type and "
+          "--token-embedding-type do not apply");
+    }
+    if (!std::filesystem::is_directory(a.input)) {
+      throw Error(
+          "--format gptq needs a Hugging Face checkpoint directory as input (its "
+          "tokenizer and config are carried over); " +
+          a.input + " is not one");
+    }
   }
   if (a.threads < 0) throw Error("--threads must be >= 0 (got " + std::to_string(a.threads) + ")");
   if (a.calib_ctx < 16) {
@@ -319,7 +353,7 @@ int run_quantize(const QuantizeArgs& a) {
   if (std::filesystem::equivalent(in_path, a.output, ec)) {
     throw Error("the output " + a.output + " is the input; write to another file");
   }
-  const auto in = gguf::GgufFile::open(in_path);
+  const auto in = open_model_file(in_path);
   std::optional<Calibration> calibration;
   std::optional<calib::HessianCollector> hessians;
   if (a.method == "gptq" || a.method == "awq") {
@@ -485,7 +519,12 @@ int run_quantize(const QuantizeArgs& a) {
                  c.note.empty() || c.note == "kept" ? "" : (c.note + ")").c_str());
     writer.add_tensor(s.name, t.dims, type, std::move(bytes));
   }
-  writer.write_file(a.output);
+  if (a.format == "gptq") {
+    hf::write_gptq_checkpoint(in_path, gguf::GgufFile::from_image(writer.to_bytes(), a.output),
+                              a.output);
+  } else {
+    writer.write_file(a.output);
+  }
   if (hessians) {
     std::fprintf(stderr,
                  "gptq: sum of ||WX - QX||^2 over the block linears: %.4g vs %.4g rounding to "
@@ -512,10 +551,12 @@ int run_quantize(const QuantizeArgs& a) {
 Command register_quantize(CLI::App& app) {
   auto* sub = app.add_subcommand("quantize", "Write a GGUF with its weights quantized to a type");
   auto args = std::make_shared<QuantizeArgs>();
-  sub->add_option("input", args->input,
-                  "input GGUF (F32/F16/BF16, or quantized: dequantized first)")
+  sub->add_option(
+         "input", args->input,
+         "input GGUF (F32/F16/BF16, or quantized: dequantized first) or HF checkpoint directory")
       ->required();
-  sub->add_option("output", args->output, "output GGUF")->required();
+  sub->add_option("output", args->output, "output GGUF (a new directory with --format gptq)")
+      ->required();
   std::string types;
   for (const quant::Recipe& r : quant::all_recipes()) {
     types += (types.empty() ? "" : ", ") + std::string(r.name);
@@ -551,6 +592,9 @@ Command register_quantize(CLI::App& app) {
                   "type of token_embd.weight");
   sub->add_flag("--pure", args->pure, "no mix rules: every quantized tensor gets the base type");
   sub->add_option("-t,--threads", args->threads, "worker threads (default: all cores)");
+  sub->add_option("--format", args->format,
+                  "gguf (default), or gptq: OUT is a Hugging Face GPTQ checkpoint directory "
+                  "(input: an HF checkpoint directory; --type Q4_0 or Q8_0)");
   return {sub, [args]() { return run_quantize(*args); }};
 }
 

@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
+#include "cli/model_file.h"
 #include "cli/model_template.h"
 #include "engine/output_processor.h"
 #include "gguf/gguf_file.h"
@@ -141,7 +142,7 @@ int run(const RunArgs& a) {
   if (!a.speculative_config.empty()) return run_on_engine(a);
   const int threads = a.threads > 0 ? a.threads : default_threads();
   Stopwatch load_time;
-  const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
+  const auto file = open_model_file(resolve_model_path(a.model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const model::Model m = model::Model::load(
       file,
@@ -208,7 +209,8 @@ int run(const RunArgs& a) {
 Command register_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate a continuation of a prompt (streams to stdout)");
   auto a = std::make_shared<RunArgs>();
-  sub->add_option("-m,--model", a->model, "GGUF model (default: the default model)");
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
   sub->add_option("-p,--prompt", a->prompt, "Prompt text")->required();
   sub->add_option("-n,--n-predict", a->n_predict, "Maximum tokens to generate")
       ->capture_default_str();

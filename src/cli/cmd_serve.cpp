@@ -30,8 +30,10 @@ struct ServeArgs {
 
 void add_server_flags(CLI::App* sub, ServeArgs& a) {
   server::ServerConfig& c = a.cfg;
-  sub->add_option("model", c.model, "GGUF model (default: the default model)");
-  sub->add_option("-m,--model", a.model_opt, "GGUF model (same as the positional argument)");
+  sub->add_option("model", c.model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
+  sub->add_option("-m,--model", a.model_opt,
+                  "GGUF file or HF checkpoint directory (same as the positional argument)");
   sub->add_option("--host", c.host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", c.port, "Port to listen on (0: any free port)")->capture_default_str();
   sub->add_option("--served-model-name", c.served_model_name,

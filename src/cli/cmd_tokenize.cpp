@@ -19,6 +19,7 @@
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/model_file.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 
@@ -61,7 +62,7 @@ void append_ids(const std::vector<TokenId>& ids, std::string& out) {
 
 int run_tokenize(const TokenizeArgs& a) {
   Stopwatch load_clock;
-  const auto file = gguf::GgufFile::open(resolve_model_path(a.model));
+  const auto file = open_model_file(resolve_model_path(a.model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const double load_s = load_clock.seconds();
   const std::string text = read_all_stdin();
@@ -101,7 +102,7 @@ int run_tokenize(const TokenizeArgs& a) {
 }
 
 int run_detokenize(const std::string& model, bool skip_special) {
-  const auto file = gguf::GgufFile::open(resolve_model_path(model));
+  const auto file = open_model_file(resolve_model_path(model));
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
   const std::string input = read_all_stdin();
   std::vector<TokenId> ids;

@@ -28,5 +28,6 @@ Command register_chat(CLI::App& app);
 Command register_perplexity(CLI::App& app);
 Command register_quantize(CLI::App& app);
 Command register_imatrix(CLI::App& app);
+Command register_convert(CLI::App& app);
 
 }  // namespace folio::cli

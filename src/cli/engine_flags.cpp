@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "cli/model_file.h"
 #include "kv/kv_groups.h"
 #include "kv/kv_sizing.h"
 #include "spec/draft_vocabulary.h"
@@ -109,7 +110,7 @@ std::unique_ptr<EngineModel> load_model(const std::string& path, const EngineFla
                                         const tokenizer::Vocab* same_vocab_as) {
   model::LoadOptions options;
   options.activation_bits = kernels::parse_activation_bits(f.activation_bits);
-  auto file = std::make_unique<gguf::GgufFile>(gguf::GgufFile::open(path));
+  auto file = std::make_unique<gguf::GgufFile>(open_model_file(path));
   auto tok = tokenizer::Tokenizer::from_gguf(*file);
   if (same_vocab_as != nullptr) spec::check_draft_vocabulary(*same_vocab_as, tok.vocab());
   auto model = model::Model::load(*file, options);

@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
       folio::cli::register_dequant(app),  folio::cli::register_serve(app),
       folio::cli::register_chat(app),     folio::cli::register_perplexity(app),
       folio::cli::register_quantize(app), folio::cli::register_imatrix(app),
+      folio::cli::register_convert(app),
   };
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
   commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));

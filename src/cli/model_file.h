@@ -1,0 +1,16 @@
+// cli/model_file.h: opening what a user names as a model: a GGUF file, or a
+// Hugging Face checkpoint directory converted to a GGUF image in memory
+// (hf/convert.h), so every command takes either.
+#pragma once
+
+#include <string>
+
+#include "gguf/gguf_file.h"
+
+namespace folio::cli {
+
+// A directory is converted (a one-line summary and every inexact repacking go
+// to stderr); anything else opens as a GGUF file. Throws folio::Error.
+gguf::GgufFile open_model_file(const std::string& path);
+
+}  // namespace folio::cli
