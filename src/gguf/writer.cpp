@@ -238,17 +238,28 @@ void GgufWriter::set_alignment(std::uint32_t alignment) {
   add("general.alignment", MetaValue::integer(ValueType::UINT32, alignment));
 }
 
+void GgufWriter::push_tensor(Tensor t) {
+  for (const Tensor& x : tensors_) {
+    if (x.name == t.name) throw Error("GGUF writer: duplicate tensor name '" + t.name + "'");
+  }
+  const std::uint64_t need = tensor_bytes(t.name, t.dims, t.type);
+  if (t.data.size() != need) {
+    throw Error("GGUF writer: tensor '" + t.name + "' needs " + std::to_string(need) +
+                " bytes of data, got " + std::to_string(t.data.size()));
+  }
+  tensors_.push_back(std::move(t));  // moving `owned` keeps its buffer, so `data` stays valid
+}
+
 void GgufWriter::add_tensor(std::string name, std::vector<std::uint64_t> dims, TensorType type,
                             std::vector<std::uint8_t> data) {
-  for (const Tensor& t : tensors_) {
-    if (t.name == name) throw Error("GGUF writer: duplicate tensor name '" + name + "'");
-  }
-  const std::uint64_t need = tensor_bytes(name, dims, type);
-  if (data.size() != need) {
-    throw Error("GGUF writer: tensor '" + name + "' needs " + std::to_string(need) +
-                " bytes of data, got " + std::to_string(data.size()));
-  }
-  tensors_.push_back({std::move(name), std::move(dims), type, std::move(data)});
+  Tensor t{std::move(name), std::move(dims), type, std::move(data), {}};
+  t.data = t.owned;
+  push_tensor(std::move(t));
+}
+
+void GgufWriter::add_tensor_view(std::string name, std::vector<std::uint64_t> dims, TensorType type,
+                                 std::span<const std::uint8_t> data) {
+  push_tensor({std::move(name), std::move(dims), type, {}, data});
 }
 
 std::uint64_t GgufWriter::alignment() const {
@@ -286,6 +297,8 @@ std::vector<std::uint8_t> GgufWriter::to_bytes() const {
     s.put(offset);
     offset = (offset + t.data.size() + align - 1) / align * align;
   }
+  // One allocation for the data section (a converted checkpoint is gigabytes).
+  out.reserve((out.size() + align - 1) / align * align + offset);
   for (const Tensor& t : tensors_) {
     s.pad_to(align);
     s.put_bytes(t.data.data(), t.data.size());

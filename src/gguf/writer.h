@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -68,6 +69,10 @@ class GgufWriter {
   // data.size() must equal the bytes that type and shape require.
   void add_tensor(std::string name, std::vector<std::uint64_t> dims, TensorType type,
                   std::vector<std::uint8_t> data);
+  // The same without a copy: `data` must stay valid until the last to_bytes /
+  // write_file (a converted checkpoint's tensors view its mapped files).
+  void add_tensor_view(std::string name, std::vector<std::uint64_t> dims, TensorType type,
+                       std::span<const std::uint8_t> data);
 
   // The complete file image.
   std::vector<std::uint8_t> to_bytes() const;
@@ -79,8 +84,10 @@ class GgufWriter {
     std::string name;
     std::vector<std::uint64_t> dims;
     TensorType type;
-    std::vector<std::uint8_t> data;
+    std::vector<std::uint8_t> owned;     // empty for views
+    std::span<const std::uint8_t> data;  // `owned`, or the caller's bytes
   };
+  void push_tensor(Tensor t);
   std::uint64_t alignment() const;
 
   std::uint32_t version_;

@@ -35,7 +35,13 @@ Conversion convert_checkpoint(const std::string& dir) {
     for (const auto& n : w.notes) notes.push_back(gguf::MetaValue::string(n));
     out.add("folio.hf.notes", gguf::MetaValue::array(gguf::ValueType::STRING, std::move(notes)));
   }
-  for (auto& t : w.tensors) out.add_tensor(t.name, t.dims, t.type, std::move(t.data));
+  for (auto& t : w.tensors) {
+    if (!t.view.empty()) {
+      out.add_tensor_view(t.name, t.dims, t.type, t.view);  // copied once, into the image
+    } else {
+      out.add_tensor(t.name, t.dims, t.type, std::move(t.data));
+    }
+  }
 
   Conversion c;
   c.notes = std::move(w.notes);

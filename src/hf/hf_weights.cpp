@@ -132,15 +132,15 @@ class Converter {
     switch (t.dtype) {
       case Dtype::F32:
         g.type = gguf::TensorType::F32, elem = 4;
-        g.data.assign(t.data.begin(), t.data.end());
+        g.view = t.data;
         break;
       case Dtype::F16:
         g.type = gguf::TensorType::F16, elem = 2;
-        g.data.assign(t.data.begin(), t.data.end());
+        g.view = t.data;
         break;
       case Dtype::BF16:
         g.type = gguf::TensorType::BF16, elem = 2;
-        g.data.assign(t.data.begin(), t.data.end());
+        g.view = t.data;
         break;
       case Dtype::F64: {
         g.type = gguf::TensorType::F32, elem = 4;
@@ -153,8 +153,11 @@ class Converter {
         throw Error("tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) +
                     "; a weight must be F32, F16, BF16 or F64");
     }
-    if (perm_heads != 0)
-      g.data = permute_rows(g.data, cols * elem, llama_rope_permutation(rows, perm_heads));
+    if (perm_heads != 0) {
+      g.data = permute_rows(g.view.empty() ? std::span<const std::uint8_t>(g.data) : g.view,
+                            cols * elem, llama_rope_permutation(rows, perm_heads));
+      g.view = {};
+    }
     out_.tensors.push_back(std::move(g));
   }
 

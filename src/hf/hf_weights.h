@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct GgufTensor {
   std::vector<std::uint64_t> dims;  // ggml order (dims[0] contiguous)
   gguf::TensorType type = gguf::TensorType::F32;
   std::vector<std::uint8_t> data;
+  // When not empty, the bytes instead of `data`: a dense tensor used as stored,
+  // viewing the checkpoint's mapping (valid while the Checkpoint lives).
+  std::span<const std::uint8_t> view;
 };
 
 struct ConvertedWeights {
