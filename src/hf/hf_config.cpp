@@ -249,15 +249,42 @@ std::string config_path(const std::string& dir) {
   return (std::filesystem::path(dir) / "config.json").string();
 }
 
-Json read_config_json(const std::string& dir) {
-  const std::string path = config_path(dir);
+namespace {
+
+Json parse_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error("'" + dir + "' is not a model: cannot read " + path);
+  if (!in) throw Error("cannot read " + path);
   try {
     return Json::parse(in);
   } catch (const Json::exception& e) {
     throw Error(path + " is not valid JSON: " + e.what());
   }
+}
+
+}  // namespace
+
+Json read_config_json(const std::string& dir) {
+  const std::string path = config_path(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw Error("'" + dir + "' is not a model: cannot read " + path);
+  }
+  Json j = parse_file(path);
+  // Older AutoGPTQ / AutoAWQ checkpoints keep the quantization settings in a
+  // file of their own instead of config.json's quantization_config.
+  if (j.is_object() && !j.contains("quantization_config")) {
+    for (const auto& [file, method] :
+         {std::pair{"quantize_config.json", "gptq"}, std::pair{"quant_config.json", "awq"}}) {
+      const std::string q = (std::filesystem::path(dir) / file).string();
+      if (!std::filesystem::is_regular_file(q, ec)) continue;
+      Json qc = parse_file(q);
+      if (!qc.is_object()) throw Error(q + " is not a JSON object");
+      if (!qc.contains("quant_method")) qc["quant_method"] = method;
+      j["quantization_config"] = std::move(qc);
+      break;
+    }
+  }
+  return j;
 }
 
 MetaEntries model_metadata(const HfConfig& c, const std::string& name) {

@@ -49,8 +49,10 @@ struct HfConfig {
   QuantConfig quant;
 };
 
-// DIR/config.json as JSON (the tokenizer reads ids from it too). Throws
-// folio::Error when it is missing or not JSON.
+// DIR/config.json as JSON (the tokenizer reads ids from it too), with the
+// quantization settings of an older checkpoint's quantize_config.json (GPTQ)
+// or quant_config.json (AWQ) as its quantization_config when it has none.
+// Throws folio::Error when a file is missing or not JSON.
 nlohmann::json read_config_json(const std::string& dir);
 // Throws folio::Error naming `what` and the field.
 HfConfig parse_config(const nlohmann::json& j, const std::string& what);

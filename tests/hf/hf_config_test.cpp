@@ -4,7 +4,10 @@
 #include "hf/hf_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "base/error.h"
@@ -127,6 +130,36 @@ TEST(HfConfig, RefusesWhatWouldChangeTheArithmetic) {
   j.erase("hidden_size");
   expect_error(j, "'hidden_size' is missing");
   expect_error(Json::array(), "not a JSON object");
+}
+
+}  // namespace
+}  // namespace folio::hf
+
+namespace folio::hf {
+namespace {
+
+// Older AutoGPTQ / AutoAWQ checkpoints: the settings in a file of their own.
+TEST(HfConfig, ReadsQuantizeConfigFilesOfOlderCheckpoints) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("folio_hf_config_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << llama().dump();
+  EXPECT_EQ(parse_config(read_config_json(dir.string()), "c").quant.method, QuantMethod::None);
+  std::ofstream(dir / "quantize_config.json")
+      << R"({"bits": 4, "group_size": 128, "desc_act": false, "sym": true})";
+  HfConfig c = parse_config(read_config_json(dir.string()), "c");
+  EXPECT_EQ(c.quant.describe(), "GPTQ v1 4-bit g128 sym");
+  fs::remove(dir / "quantize_config.json");
+  std::ofstream(dir / "quant_config.json")
+      << R"({"zero_point": true, "q_group_size": 64, "w_bit": 4, "version": "GEMM"})";
+  c = parse_config(read_config_json(dir.string()), "c");
+  EXPECT_EQ(c.quant.describe(), "AWQ gemm 4-bit g64 asym");
+  std::ofstream(dir / "quant_config.json") << "[1]";
+  EXPECT_THROW(read_config_json(dir.string()), Error);
+  fs::remove(dir / "config.json");
+  EXPECT_THROW(read_config_json(dir.string()), Error);
+  fs::remove_all(dir);
 }
 
 }  // namespace
