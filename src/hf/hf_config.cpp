@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "hf/json_file.h"
 
 namespace folio::hf {
 
@@ -251,14 +252,12 @@ std::string config_path(const std::string& dir) {
 
 namespace {
 
+constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{64} << 20;
+
 Json parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read " + path);
-  try {
-    return Json::parse(in);
-  } catch (const Json::exception& e) {
-    throw Error(path + " is not valid JSON: " + e.what());
-  }
+  auto f = read_json(path, kMaxConfigBytes);
+  if (!f) throw Error("cannot read " + path);
+  return std::move(f->root);
 }
 
 }  // namespace
@@ -278,7 +277,6 @@ Json read_config_json(const std::string& dir) {
       const std::string q = (std::filesystem::path(dir) / file).string();
       if (!std::filesystem::is_regular_file(q, ec)) continue;
       Json qc = parse_file(q);
-      if (!qc.is_object()) throw Error(q + " is not a JSON object");
       if (!qc.contains("quant_method")) qc["quant_method"] = method;
       j["quantization_config"] = std::move(qc);
       break;

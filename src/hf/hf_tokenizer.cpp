@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "hf/json_file.h"
 
 namespace folio::hf {
 
@@ -34,7 +35,6 @@ enum TokenType : std::int32_t { kNormal = 1, kUnknown, kControl, kUserDefined, k
 
 constexpr std::uintmax_t kMaxTokenizerJson = std::uintmax_t{1} << 30;  // real ones: < 40 MB
 constexpr std::uintmax_t kMaxSideFile = std::uintmax_t{64} << 20;
-constexpr int kMaxJsonDepth = 64;          // tokenizer files nest 6 deep
 constexpr float kControlScore = -1000.0f;  // what llama.cpp gives control and added tokens
 constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
@@ -46,153 +46,6 @@ constexpr std::string_view kLlama3Regex =
 constexpr std::string_view kQwen2Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
     R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-// ---- JSON access with the file and the field in every error --------------------------------
-
-struct JsonFile {
-  std::string path;
-  json root;
-};
-
-// A JSON value, the file it came from and its path inside (e.g. "added_tokens[3].id").
-class Node {
- public:
-  Node(const json& v, const std::string& file, std::string path)
-      : v_(&v), file_(&file), path_(std::move(path)) {}
-  explicit Node(const JsonFile& f) : Node(f.root, f.path, "") {}
-
-  const json& value() const { return *v_; }
-  const std::string& path() const { return path_; }
-  const std::string& file() const { return *file_; }
-  std::string type_name() const { return v_->type_name(); }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(*file_ + ": " + (path_.empty() ? "" : path_ + ": ") + what);
-  }
-
-  // The member `key`, or nullopt when it is absent or null.
-  std::optional<Node> get(const std::string& key) const {
-    if (!v_->is_object()) fail("expected an object, found " + type_name());
-    const auto it = v_->find(key);
-    if (it == v_->end() || it->is_null()) return std::nullopt;
-    return Node(*it, *file_, path_.empty() ? key : path_ + "." + key);
-  }
-  Node at(const std::string& key) const {
-    auto n = get(key);
-    if (!n) Node(*v_, *file_, path_.empty() ? key : path_ + "." + key).fail("missing");
-    return *n;
-  }
-  std::string str_or(const std::string& key, const std::string& fallback) const {
-    const auto n = get(key);
-    return n ? n->str() : fallback;
-  }
-  bool bool_or(const std::string& key, bool fallback) const {
-    const auto n = get(key);
-    return n ? n->boolean() : fallback;
-  }
-
-  std::size_t array_size() const {
-    if (!v_->is_array()) fail("expected an array, found " + type_name());
-    return v_->size();
-  }
-  Node operator[](std::size_t i) const {
-    if (i >= array_size()) fail("has no element " + std::to_string(i));
-    return Node((*v_)[i], *file_, path_ + "[" + std::to_string(i) + "]");
-  }
-  std::vector<Node> elements() const {
-    std::vector<Node> out;
-    for (std::size_t i = 0; i < array_size(); ++i) out.push_back((*this)[i]);
-    return out;
-  }
-  // A "Sequence" (of pre-tokenizers, normalizers, processors) as its list; else just this one.
-  std::vector<Node> chain(const std::string& list_key) const {
-    if (at("type").str() != "Sequence") return {*this};
-    std::vector<Node> out = at(list_key).elements();
-    if (out.empty()) at(list_key).fail("empty Sequence");
-    return out;
-  }
-
-  std::string str() const {
-    if (!v_->is_string()) fail("expected a string, found " + type_name());
-    return v_->get<std::string>();
-  }
-  bool boolean() const {
-    if (!v_->is_boolean()) fail("expected true or false, found " + type_name());
-    return v_->get<bool>();
-  }
-  std::int64_t integer() const {
-    if (!v_->is_number_integer()) fail("expected an integer, found " + type_name());
-    if (v_->is_number_unsigned() && v_->get<std::uint64_t>() > INT64_MAX) fail("out of range");
-    return v_->get<std::int64_t>();
-  }
-  double number() const {
-    if (!v_->is_number()) fail("expected a number, found " + type_name());
-    return v_->get<double>();
-  }
-  std::string dump(std::size_t max_chars = 200) const {
-    std::string s = v_->dump(-1, ' ', false, json::error_handler_t::replace);
-    return s.size() > max_chars ? s.substr(0, max_chars) + "..." : s;
-  }
-
- private:
-  const json* v_;
-  const std::string* file_;
-  std::string path_;
-};
-
-// Nesting depth outside strings, checked before parsing, so hostile input stays shallow.
-void check_depth(std::string_view text, const std::string& path) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      i += c == '\\' ? 1 : 0;
-      in_string = c != '"';
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '[' || c == '{') && ++depth > kMaxJsonDepth) {
-      throw Error(path + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                  " levels at byte " + std::to_string(i));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
-// A whole file of at most `max_bytes`; nullopt when it does not exist.
-std::optional<std::string> read_text(const fs::path& p, std::uintmax_t max_bytes) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return std::nullopt;
-  const std::string path = p.string();
-  if (!fs::is_regular_file(p, ec)) throw Error(path + ": not a regular file");
-  const std::uintmax_t size = fs::file_size(p, ec);
-  if (ec) throw Error(path + ": cannot read its size: " + ec.message());
-  if (size > max_bytes) {
-    throw Error(path + ": " + std::to_string(size) + " bytes is more than the " +
-                std::to_string(max_bytes) + " accepted");
-  }
-  std::ifstream in(p, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
-    throw Error(path + ": cannot read the file");
-  }
-  return text;
-}
-
-std::optional<JsonFile> read_json(const fs::path& p, std::uintmax_t max_bytes) {
-  const auto text = read_text(p, max_bytes);
-  if (!text) return std::nullopt;
-  JsonFile f{p.string(), {}};
-  check_depth(*text, f.path);
-  try {
-    f.root = json::parse(*text);
-  } catch (const json::exception& e) {
-    throw Error(f.path + ": invalid JSON: " + e.what());
-  }
-  if (!f.root.is_object()) throw Error(f.path + ": expected a JSON object at the top level");
-  return f;
-}
 
 // ---- the vocabulary ------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "hf/json_file.h"
 
 namespace folio::hf {
 
@@ -163,14 +164,9 @@ Checkpoint Checkpoint::open(const std::string& dir) {
   const fs::path index_path = root / "model.safetensors.index.json";
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
-    std::ifstream in(index_path);
-    if (!in) throw Error("cannot read '" + index_path.string() + "'");
-    nlohmann::json index;
-    try {
-      index = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error("'" + index_path.string() + "' is not valid JSON: " + e.what());
-    }
+    const auto file = read_json(index_path, std::uintmax_t{256} << 20);
+    if (!file) throw Error("cannot read '" + index_path.string() + "'");
+    const nlohmann::json& index = file->root;
     const auto wm = index.find("weight_map");
     if (!index.is_object() || wm == index.end() || !wm->is_object()) {
       throw Error("'" + index_path.string() + "' has no 'weight_map' object");
