@@ -18,8 +18,9 @@ bool is_checkpoint_dir(const std::string& path) {
 
 Conversion convert_checkpoint(const std::string& dir) {
   const nlohmann::json config_json = read_config_json(dir);
-  const HfConfig config = parse_config(config_json, config_path(dir));
+  HfConfig config = parse_config(config_json, config_path(dir));
   const Checkpoint ckpt = Checkpoint::open(dir);
+  resolve_names(ckpt, config);
   MetaEntries tok = tokenizer_metadata(dir, config_json);
   std::string name = std::filesystem::path(dir).filename().string();
   if (name.empty()) name = std::filesystem::path(dir).parent_path().filename().string();

@@ -90,7 +90,7 @@ std::string read_text(const fs::path& p) {
 void write_gptq_checkpoint(const std::string& source_dir, const gguf::GgufFile& quantized,
                            const std::string& out_dir) {
   const nlohmann::json config_json = read_config_json(source_dir);
-  const HfConfig config = parse_config(config_json, config_path(source_dir));
+  HfConfig config = parse_config(config_json, config_path(source_dir));
   if (config.quant.method != QuantMethod::None) {
     throw Error("--format gptq needs an unquantized source checkpoint; " + source_dir + " is " +
                 config.quant.describe());
@@ -99,6 +99,7 @@ void write_gptq_checkpoint(const std::string& source_dir, const gguf::GgufFile& 
   if (fs::exists(out_dir, ec))
     throw Error("the output " + out_dir + " exists; name a new directory");
   const Checkpoint source = Checkpoint::open(source_dir);
+  resolve_names(source, config);
 
   SafetensorsWriter st;
   st.set_metadata("format", "pt");

@@ -133,26 +133,48 @@ std::string QuantConfig::describe() const {
   return s;
 }
 
-HfConfig parse_config(const Json& j, const std::string& what) {
-  if (!j.is_object()) throw Error(what + " is not a JSON object");
-  const Reader r(j, what);
+HfConfig parse_config(const Json& top, const std::string& what) {
+  if (!top.is_object()) throw Error(what + " is not a JSON object");
+  const Reader rt(top, what);
   HfConfig c;
-  const Json* archs = r.find("architectures");
+  const Json* archs = rt.find("architectures");
   if (archs == nullptr || !archs->is_array() || archs->size() != 1 || !(*archs)[0].is_string()) {
-    r.fail("architectures", "must list exactly one architecture");
+    rt.fail("architectures", "must list exactly one architecture");
   }
   c.hf_arch = (*archs)[0].get<std::string>();
+  const Json* body = &top;
+  std::string body_what = what;
+  Json text;  // Gemma 3 with vision: the language model's config over transformers' defaults
   if (c.hf_arch == "LlamaForCausalLM") {
     c.arch = "llama";
   } else if (c.hf_arch == "Qwen2ForCausalLM") {
     c.arch = "qwen2";
   } else if (c.hf_arch == "Gemma3ForCausalLM") {
     c.arch = "gemma3";
+  } else if (c.hf_arch == "Gemma3ForConditionalGeneration") {
+    c.arch = "gemma3";
+    c.multimodal = true;
+    const Json* tc = rt.find("text_config");
+    if (tc == nullptr || !tc->is_object()) rt.fail("text_config", "is missing or not an object");
+    // transformers writes only the fields that differ from Gemma3TextConfig's defaults.
+    text = Json::parse(R"({"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+        "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+        "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+        "query_pre_attn_scalar": 256, "sliding_window": 4096, "rope_local_base_freq": 10000.0,
+        "sliding_window_pattern": 6})");
+    text.update(*tc);
+    if (!text.contains("tie_word_embeddings") && top.contains("tie_word_embeddings")) {
+      text["tie_word_embeddings"] = top["tie_word_embeddings"];
+    }
+    body = &text;
+    body_what = what + " text_config";
   } else {
-    r.fail("architectures",
-           "= " + c.hf_arch +
-               " is not supported (LlamaForCausalLM, Qwen2ForCausalLM, Gemma3ForCausalLM are)");
+    rt.fail("architectures", "= " + c.hf_arch +
+                                 " is not supported (LlamaForCausalLM, Qwen2ForCausalLM, "
+                                 "Gemma3ForCausalLM, Gemma3ForConditionalGeneration are)");
   }
+  const Reader r(*body, body_what);
   c.prefix = "model.";
   c.n_layer = r.u32("num_hidden_layers");
   c.n_embd = r.u32("hidden_size");
@@ -242,7 +264,7 @@ HfConfig parse_config(const Json& j, const std::string& what) {
       for (std::uint32_t i = 0; i < c.n_layer; ++i) c.sliding[i] = n != 0 && (i + 1) % n != 0;
     }
   }
-  if (const Json* q = r.find("quantization_config")) c.quant = read_quant(*q, what);
+  if (const Json* q = rt.find("quantization_config")) c.quant = read_quant(*q, what);
   return c;
 }
 

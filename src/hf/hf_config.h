@@ -34,9 +34,11 @@ struct QuantConfig {
 };
 
 struct HfConfig {
-  std::string hf_arch;  // "LlamaForCausalLM"
-  std::string arch;     // GGUF's: "llama", "qwen2", "gemma3"
-  std::string prefix;   // tensor name prefix of the decoder: "model."
+  std::string hf_arch;           // "LlamaForCausalLM"
+  std::string arch;              // GGUF's: "llama", "qwen2", "gemma3"
+  std::string prefix;            // tensor name prefix of the decoder: "model." (see resolve_names)
+  std::string head = "lm_head";  // the output head's module name
+  bool multimodal = false;       // Gemma3ForConditionalGeneration: text model + vision tower
   std::uint32_t n_layer = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0;
   std::uint32_t head_dim = 0, n_ctx = 0, n_vocab = 0;
   double rms_eps = 1e-6, rope_theta = 10000.0;

@@ -70,15 +70,24 @@ class Converter {
     }
     vec(p + "norm.weight", "output_norm.weight", d, gemma);
     if (!c_.tie_embeddings) {
-      linear("lm_head", "output", c_.n_vocab, d, 0, false);
-    } else if (ck_.find("lm_head.weight") != nullptr) {
-      used_.insert("lm_head.weight");  // tied: the embedding is the head
+      linear(c_.head, "output", c_.n_vocab, d, 0, false);
+    } else if (ck_.find(c_.head + ".weight") != nullptr) {
+      used_.insert(c_.head + ".weight");  // tied: the embedding is the head
     }
+    std::size_t n_vision = 0;
     for (const std::string& n : ck_.names()) {
       if (used_.count(n) != 0) continue;
+      if (c_.multimodal && is_vision_tensor(n)) {
+        ++n_vision;
+        continue;
+      }
       if (n.size() > 14 && n.ends_with("rotary_emb.inv_freq")) continue;  // derived, not a weight
       throw Error("checkpoint tensor '" + n + "' has no place in folio's " + c_.arch + " (" +
                   c_.hf_arch + "); refusing to ignore it");
+    }
+    if (n_vision != 0) {
+      out_.notes.push_back("vision tower and projector: " + std::to_string(n_vision) +
+                           " tensors not loaded (folio serves the language model)");
     }
     return std::move(out_);
   }
@@ -275,6 +284,30 @@ std::vector<BlockLinear> block_linears(const HfConfig& c, std::uint32_t layer) {
       {h + "mlp.up_proj", g + "ffn_up", c.n_ff, d, 0, false},
       {h + "mlp.down_proj", g + "ffn_down", d, c.n_ff, 0, false},
   };
+}
+
+bool is_vision_tensor(const std::string& name) {
+  for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.",
+                        "model.multi_modal_projector."}) {
+    if (name.starts_with(p)) return true;
+  }
+  return false;
+}
+
+void resolve_names(const Checkpoint& ckpt, HfConfig& c) {
+  if (!c.multimodal) return;
+  if (ckpt.find("model.language_model.embed_tokens.weight") != nullptr) {
+    c.prefix = "model.language_model.";
+    c.head = "lm_head";
+  } else if (ckpt.find("language_model.model.embed_tokens.weight") != nullptr) {
+    c.prefix = "language_model.model.";
+    c.head = "language_model.lm_head";
+  } else {
+    throw Error(c.hf_arch +
+                " checkpoint: no language model embeddings (neither "
+                "'model.language_model.embed_tokens.weight' nor "
+                "'language_model.model.embed_tokens.weight')");
+  }
 }
 
 ConvertedWeights convert_weights(const Checkpoint& ckpt, const HfConfig& c) {

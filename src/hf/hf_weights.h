@@ -41,6 +41,16 @@ struct ConvertedWeights {
   std::size_t n_exact = 0;         // ... of which mapped without loss
 };
 
+// Sets c.prefix and c.head from the checkpoint's names where the layout
+// varies: Gemma 3 with vision keeps its language model under
+// "language_model.model." (transformers < 4.52) or "model.language_model.".
+// Throws folio::Error when neither is there.
+void resolve_names(const Checkpoint& ckpt, HfConfig& c);
+
+// The vision tower and projector of a multimodal checkpoint: not loaded
+// (folio serves text), said once in the notes.
+bool is_vision_tensor(const std::string& name);
+
 ConvertedWeights convert_weights(const Checkpoint& ckpt, const HfConfig& c);
 
 // The seven linears of decoder layer `layer`, both names, and their shapes.

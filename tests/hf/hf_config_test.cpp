@@ -83,6 +83,33 @@ TEST(HfConfig, ReadsGemma3Layers) {
   expect_error(j, "layer_types");
 }
 
+TEST(HfConfig, ReadsGemma3WithVisionFromItsTextConfigOverTransformersDefaults) {
+  // Gemma 3 4B's config.json as transformers writes it: only what differs from the defaults.
+  const Json j = Json::parse(R"({
+    "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                    "num_hidden_layers": 34, "sliding_window": 1024,
+                    "rope_scaling": {"factor": 8.0, "rope_type": "linear"}},
+    "vision_config": {"model_type": "siglip_vision_model"}})");
+  const HfConfig c = parse_config(j, "config.json");
+  EXPECT_TRUE(c.multimodal);
+  EXPECT_EQ(c.arch, "gemma3");
+  EXPECT_EQ(c.n_embd, 2560u);
+  EXPECT_EQ(c.n_layer, 34u);
+  EXPECT_EQ(c.n_head, 8u);  // defaults
+  EXPECT_EQ(c.n_head_kv, 4u);
+  EXPECT_EQ(c.head_dim, 256u);
+  EXPECT_EQ(c.n_vocab, 262208u);
+  EXPECT_EQ(c.rope_theta, 1e6);
+  EXPECT_EQ(c.rope_linear_factor, 8.0);
+  EXPECT_EQ(c.sliding_window, 1024u);
+  EXPECT_EQ(c.sliding[5], false);
+  EXPECT_EQ(c.sliding[4], true);
+  Json bad = j;
+  bad.erase("text_config");
+  expect_error(bad, "'text_config'");
+}
+
 TEST(HfConfig, ReadsQuantizationConfigs) {
   Json j = llama();
   j["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4},

@@ -747,3 +747,54 @@ def test_quantize_format_gptq_round_trips(checkpoints, tmp_path, variant, qtype,
         g = want[name]
         deq = gguf.quants.dequantize(np.asarray(g.data), g.tensor_type).reshape(w.shape)
         assert np.array_equal(w, deq), name
+
+
+# ---- 6. Gemma 3 with a vision tower: the language model loads, the tower is left out -----------
+
+@pytest.mark.parametrize("layout", ["model.language_model.", "language_model.model."])
+def test_gemma3_multimodal_checkpoint_loads_its_language_model(checkpoints, converted, tmp_path,
+                                                               layout):
+    """Gemma3ForConditionalGeneration (Gemma 3 4B and up): the text-only variant's tensors renamed
+    to either of transformers' layouts, a vision tower and projector added, config.json nested
+    under text_config. folio must load exactly the text model's tensors and say what it left."""
+    import gguf
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    v = checkpoints["gemma3-bf16"]
+    src = Path(v["dir"])
+    d = tmp_path / "mm"
+    d.mkdir()
+    for f in src.iterdir():
+        if f.suffix != ".safetensors" and f.name != "config.json":
+            shutil.copy(f, d / f.name)
+    tensors = {}
+    for f in sorted(src.glob("*.safetensors")):
+        tensors.update(load_file(str(f)))
+    head = "lm_head." if layout == "model.language_model." else "language_model.lm_head."
+    renamed = {(head + k[len("lm_head."):] if k.startswith("lm_head.") else layout + k[len("model."):]): t
+               for k, t in tensors.items()}
+    vision = "model." if layout == "model.language_model." else ""
+    renamed[vision + "vision_tower.vision_model.embeddings.patch_embedding.weight"] = torch.ones(8, 3, 2, 2)
+    renamed[vision + "multi_modal_projector.mm_input_projection_weight"] = torch.ones(8, 16)
+    save_file(renamed, str(d / "model.safetensors"), metadata={"format": "pt"})
+    text_config = dict(v["config"])
+    text_config.pop("architectures", None)
+    text_config["model_type"] = "gemma3_text"
+    (d / "config.json").write_text(json.dumps({
+        "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+        "text_config": text_config, "vision_config": {"model_type": "siglip_vision_model"},
+        "tie_word_embeddings": text_config.get("tie_word_embeddings", True)}))
+
+    out = tmp_path / "mm.gguf"
+    r = run_folio("convert", str(d), str(out))
+    assert r.returncode == 0, r.stderr
+    assert "vision tower and projector: 2 tensors not loaded" in r.stderr
+    want = {t.name: t for t in gguf.GGUFReader(str(converted("gemma3-bf16"))).tensors}
+    got = {t.name: t for t in gguf.GGUFReader(str(out)).tensors}
+    assert sorted(got) == sorted(want)
+    for n, t in want.items():
+        assert got[n].tensor_type == t.tensor_type, n
+        assert np.array_equal(np.asarray(got[n].data), np.asarray(t.data)), n
+    r = run_folio("run", "-m", str(d), "-p", "Hello", "-n", "4", "--temp", "0")
+    assert r.returncode == 0, r.stderr
