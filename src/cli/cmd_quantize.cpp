@@ -66,6 +66,8 @@ struct QuantizeArgs {
   bool no_act_order = false;  // --no-act-order: columns in order, scales at each block's start
   double gptq_damp = 0.01;
   double awq_alpha = -1;                  // >= 0: fixed, no search
+  bool awq_clip = false;                  // --awq-clip (the default; kept for explicitness)
+  bool no_awq_clip = false;               // --no-awq-clip: AWQ's scales alone, no clipping search
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
   std::string output_tensor_type;
   std::string token_embedding_type;
@@ -206,6 +208,11 @@ void validate(const QuantizeArgs& a) {
     throw Error(std::string(a.act_order ? "--act-order" : "--no-act-order") +
                 " is a --method gptq option");
   }
+  if ((a.awq_clip || a.no_awq_clip) && a.method != "awq") {
+    throw Error(std::string(a.awq_clip ? "--awq-clip" : "--no-awq-clip") +
+                " is a --method awq option");
+  }
+  if (a.awq_clip && a.no_awq_clip) throw Error("--awq-clip and --no-awq-clip contradict");
   if (a.awq_alpha != -1 && (a.method != "awq" || !(a.awq_alpha >= 0 && a.awq_alpha < 1))) {
     throw Error("--awq-alpha wants --method awq and a value in [0, 1) (got " +
                 std::to_string(a.awq_alpha) + ")");
@@ -254,7 +261,7 @@ Calibration calibrate(const QuantizeArgs& a, const gguf::GgufFile& in, int threa
 std::map<std::string, std::vector<float>, std::less<>> awq_transform(
     const gguf::GgufFile& in, const quant::TensorPlan& plan,
     const std::vector<quant::TensorShape>& shapes, const calib::HessianCollector& hessians,
-    int threads, double awq_alpha) {
+    int threads, double awq_alpha, bool clip) {
   std::map<std::string, std::vector<float>, std::less<>> out;
   const auto info = [&](const std::string& name) { return in.find_tensor(name); };
   const auto data = [&](const std::string& name) -> std::vector<float>& {
@@ -270,6 +277,22 @@ std::map<std::string, std::vector<float>, std::less<>> awq_transform(
   };
   double total = 0, total_plain = 0;
   std::size_t n_groups = 0;
+  double clip_error = 0, clip_plain = 0;
+  std::size_t clipped = 0, clip_blocks = 0;
+  const auto clip_one = [&](const std::string& l, std::span<const double> H) {
+    const quant::TensorChoice c = choice(l);
+    const quant::TypeTraits* tr = quant::find_traits(c.type);
+    const std::size_t cols = info(l)->dims[0];
+    if (!c.quantized || tr == nullptr || tr->block_elems != 32 || cols % 32 != 0) return;
+    std::vector<float>& w = data(l);
+    quant::AwqClipOptions co;
+    co.threads = threads;
+    const quant::AwqClipResult cr = quant::awq_clip(w, w.size() / cols, cols, c.type, H, co);
+    clip_error += cr.error;
+    clip_plain += cr.plain_error;
+    clipped += cr.clipped;
+    clip_blocks += w.size() / 32;
+  };
   for (int layer = 0;; ++layer) {
     const std::string p = "blk." + std::to_string(layer) + ".";
     if (info(p + "attn_q.weight") == nullptr) break;
@@ -310,6 +333,20 @@ std::map<std::string, std::vector<float>, std::less<>> awq_transform(
           for (std::size_t j = 0; j < cols; ++j) w[r * cols + j] *= sc.scales[j];
         }
       }
+      if (clip) {
+        // The scaled linears read x / s, whose second moment is H_ij / (s_i s_j).
+        std::vector<double> Hs(H.size());
+        for (std::size_t i = 0; i < cols; ++i) {
+          for (std::size_t j = 0; j < cols; ++j) {
+            Hs[i * cols + j] = H[i * cols + j] / (static_cast<double>(sc.scales[i]) * sc.scales[j]);
+          }
+        }
+        for (const std::string& l : g.linears) {
+          // AutoAWQ leaves q and k unclipped: their error reaches the output through softmax,
+          // which e^T H e does not measure.
+          if (!l.ends_with("attn_q.weight") && !l.ends_with("attn_k.weight")) clip_one(l, Hs);
+        }
+      }
       std::vector<float>& src = data(g.source);
       if (g.source_is_norm) {
         for (std::size_t j = 0; j < cols; ++j) src[j] /= sc.scales[j];
@@ -321,10 +358,28 @@ std::map<std::string, std::vector<float>, std::less<>> awq_transform(
       }
       std::fprintf(stderr, "\rawq: layer %d, %zu groups, alpha %.2f   ", layer, n_groups, sc.alpha);
     }
+    if (clip && info(p + "attn_output.weight") != nullptr) {  // not scaled: its own H
+      const std::vector<double> H = hessians.hessian(p + "attn_output.weight");
+      if (!H.empty()) clip_one(p + "attn_output.weight", H);
+    }
   }
   std::fprintf(
       stderr, "\nawq: %zu groups; measured output error %.4g vs %.4g rounding to nearest (%.3fx)\n",
       n_groups, total, total_plain, total / std::max(total_plain, 1e-30));
+  if (clip) {
+    std::fprintf(stderr,
+                 "awq: clipping search: %zu of %zu blocks clipped (attn_v, attn_output, ffn_gate, "
+                 "ffn_up, ffn_down); "
+                 "their block error %.4g vs %.4g unclipped (%.3fx)\n",
+                 clipped, clip_blocks, clip_error, clip_plain,
+                 clip_error / std::max(clip_plain, 1e-30));
+    if (clip_blocks == 0) {
+      std::fprintf(
+          stderr,
+          "awq: note: the clipping search found no linear of a 32-value block type (Q4_0, Q4_1, "
+          "Q5_0, Q5_1, Q8_0) to clip\n");
+    }
+  }
   return out;
 }
 
@@ -449,7 +504,7 @@ int run_quantize(const QuantizeArgs& a) {
   // AWQ: the scaled weights and the norms / rows that absorb 1/s, by name.
   std::map<std::string, std::vector<float>, std::less<>> transformed;
   if (a.method == "awq") {
-    transformed = awq_transform(in, plan, shapes, *hessians, threads, a.awq_alpha);
+    transformed = awq_transform(in, plan, shapes, *hessians, threads, a.awq_alpha, !a.no_awq_clip);
   }
   const auto weights_of = [&](const gguf::TensorInfo& t) {
     const auto it = transformed.find(t.name);
@@ -525,7 +580,7 @@ int run_quantize(const QuantizeArgs& a) {
   } else {
     writer.write_file(a.output);
   }
-  if (hessians) {
+  if (hessians && a.method == "gptq") {
     std::fprintf(stderr,
                  "gptq: sum of ||WX - QX||^2 over the block linears: %.4g vs %.4g rounding to "
                  "nearest (%.3fx)\n",
@@ -577,6 +632,11 @@ Command register_quantize(CLI::App& app) {
                 "gptq: columns by descending importance with static groups (the default)");
   sub->add_flag("--no-act-order", args->no_act_order,
                 "gptq: columns in order, each block's scales fixed at its first column");
+  sub->add_flag("--awq-clip", args->awq_clip,
+                "awq (default): after scaling, AWQ's clipping search on the 32-value block "
+                "types (each block's largest weights clipped where that lowers its output error; "
+                "q and k unclipped)");
+  sub->add_flag("--no-awq-clip", args->no_awq_clip, "awq: the scales alone, no clipping search");
   sub->add_option("--awq-alpha", args->awq_alpha,
                   "awq: use scales mean|x|^ALPHA (in [0, 1)) instead of searching ALPHA");
   sub->add_option("--gptq-damp", args->gptq_damp,

@@ -2,6 +2,7 @@
 #include "quant/awq.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -11,6 +12,7 @@
 #include "quant/dequantize.h"
 #include "quant/gptq.h"
 #include "quant/quantize.h"
+#include "quant/traits.h"
 
 namespace folio::quant {
 
@@ -109,6 +111,93 @@ AwqScales awq_search(std::span<const AwqLinear> linears, std::size_t cols,
     }
   }
   return best;
+}
+
+AwqClipResult awq_clip(std::span<float> w, std::size_t rows, std::size_t cols,
+                       gguf::TensorType type, std::span<const double> H,
+                       const AwqClipOptions& options) {
+  constexpr std::size_t kBlock = 32;
+  const TypeTraits* t = find_traits(type);
+  if (t == nullptr || t->block_elems != kBlock || !can_quantize(type)) {
+    throw Error("AWQ clipping: " + std::string(gguf::tensor_type_name(type)) +
+                " is not a 32-value block type folio writes");
+  }
+  if (cols % kBlock != 0 || w.size() != rows * cols || H.size() != cols * cols ||
+      options.grid < 1 || !(options.max_shrink >= 0.0 && options.max_shrink < 1.0)) {
+    throw Error("AWQ clipping: " + std::to_string(w.size()) + " weights for " +
+                std::to_string(rows) + " x " + std::to_string(cols) + " and a Hessian of " +
+                std::to_string(H.size()));
+  }
+  const std::size_t nb = cols / kBlock;
+  const int steps = static_cast<int>(options.max_shrink * options.grid + 1e-9);
+  const std::size_t n_threads =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::max(options.threads, 1)), 1, rows);
+  std::vector<AwqClipResult> partial(n_threads);
+  std::vector<std::exception_ptr> errors(n_threads);
+  const auto work = [&](std::size_t th) {
+    try {
+      std::vector<float> cand(kBlock), q(kBlock);
+      std::vector<std::uint8_t> bytes(quantized_bytes(type, kBlock));
+      std::array<double, kBlock> e{};
+      const auto block_error = [&](std::size_t b) {
+        double sum = 0.0;
+        for (std::size_t i = 0; i < kBlock; ++i) {
+          const double* h = &H[(b * kBlock + i) * cols + b * kBlock];
+          double hi = 0.0;
+          for (std::size_t j = 0; j < kBlock; ++j) hi += h[j] * e[j];
+          sum += e[i] * hi;
+        }
+        return sum;
+      };
+      for (std::size_t r = th; r < rows; r += n_threads) {
+        for (std::size_t b = 0; b < nb; ++b) {
+          float* g = &w[r * cols + b * kBlock];
+          float max_abs = 0.0f;
+          for (std::size_t i = 0; i < kBlock; ++i) max_abs = std::max(max_abs, std::fabs(g[i]));
+          double best = 0.0;
+          int best_step = 0;
+          for (int k = 0; k <= steps; ++k) {
+            const float lim =
+                max_abs * static_cast<float>(1.0 - static_cast<double>(k) / options.grid);
+            for (std::size_t i = 0; i < kBlock; ++i) cand[i] = std::clamp(g[i], -lim, lim);
+            quantize_row(type, cand, {}, bytes);
+            dequantize_row(type, bytes, q);
+            for (std::size_t i = 0; i < kBlock; ++i) e[i] = static_cast<double>(g[i]) - q[i];
+            const double err = block_error(b);
+            if (k == 0) partial[th].plain_error += err;
+            if (k == 0 || err < best) {
+              best = err;
+              best_step = k;
+            }
+          }
+          partial[th].error += best;
+          if (best_step != 0) {
+            ++partial[th].clipped;
+            const float lim =
+                max_abs * static_cast<float>(1.0 - static_cast<double>(best_step) / options.grid);
+            for (std::size_t i = 0; i < kBlock; ++i) g[i] = std::clamp(g[i], -lim, lim);
+          }
+        }
+      }
+    } catch (...) {
+      errors[th] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t th = 1; th < n_threads; ++th) pool.emplace_back(work, th);
+    work(0);
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  AwqClipResult out;
+  for (const AwqClipResult& p : partial) {
+    out.error += p.error;
+    out.plain_error += p.plain_error;
+    out.clipped += p.clipped;
+  }
+  return out;
 }
 
 }  // namespace folio::quant

@@ -49,4 +49,30 @@ AwqScales awq_search(std::span<const AwqLinear> linears, std::size_t cols,
                      std::span<const float> mean_abs, std::span<const double> H,
                      const AwqOptions& options);
 
+// AWQ's second step, the clipping search: after scaling, a weight group's
+// largest values set its block scale, so clipping them can lower the error of
+// everything else in the block. For each row and each 32-column block of a
+// linear quantized to a 32-value block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), try
+// the clip |w| <= r * max|w| for r = 1, 1 - 1/grid, ..., 1 - max_shrink and keep
+// the r whose rounding error e has the smallest e^T H_b e, H_b the block's
+// diagonal block of H (AutoAWQ measures each group alone the same way).
+// r = 1 is no clip, so no block gets worse by this measure.
+struct AwqClipOptions {
+  int grid = 20;
+  double max_shrink = 0.5;
+  int threads = 1;
+};
+
+struct AwqClipResult {
+  double error = 0;         // sum over blocks of e^T H_b e after the search
+  double plain_error = 0;   // ... without clipping
+  std::size_t clipped = 0;  // blocks whose r < 1
+};
+
+// w: rows x cols (cols a multiple of 32), clipped in place. Throws folio::Error
+// for a type whose blocks are not 32 values or mismatched sizes.
+AwqClipResult awq_clip(std::span<float> w, std::size_t rows, std::size_t cols,
+                       gguf::TensorType type, std::span<const double> H,
+                       const AwqClipOptions& options);
+
 }  // namespace folio::quant

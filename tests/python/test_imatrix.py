@@ -10,6 +10,7 @@ Run: FOLIO_BIN=build/release/folio .venv/bin/python -m pytest tests/python/test_
   Byte-identity with llama-quantize --imatrix on the same imatrix is bench/quantize.sh's check.
 """
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -267,3 +268,33 @@ def test_awq_flags_are_checked(tmp_path):
     assert r.returncode != 0 and "--calibration" in r.stderr, r.stderr
     r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--awq-alpha", "0.5")
     assert r.returncode != 0 and "--awq-alpha" in r.stderr, r.stderr
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--awq-clip")
+    assert r.returncode != 0 and "--awq-clip is a --method awq option" in r.stderr, r.stderr
+    r = run_folio("quantize", MODEL, str(tmp_path / "o.gguf"), "--type", "Q4_0", "--method", "awq",
+                  "--calibration", MODEL, "--awq-clip", "--no-awq-clip")
+    assert r.returncode != 0 and "contradict" in r.stderr, r.stderr
+
+
+def test_awq_clipping_search_lowers_the_block_error(tmp_path):
+    """On by default for --method awq: on Q4_0 it clips some blocks, and by its own measure
+    (sum of e^T H_b e over the clipped linears' blocks) never does worse than not clipping;
+    --no-awq-clip gives different weights (the search changed something) and no clip line."""
+    text = tmp_path / "calib.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    common = ["--type", "Q4_0", "--method", "awq", "--calibration", str(text),
+              "--calibration-ctx", str(CTX), "--calibration-chunks", str(CHUNKS)]
+    clip, plain = str(tmp_path / "clip.gguf"), str(tmp_path / "plain.gguf")
+    r = run_folio("quantize", MODEL, clip, *common)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"clipping search: (\d+) of (\d+) blocks clipped .*block error (\S+) vs (\S+) "
+                  r"unclipped", r.stderr)
+    assert m, r.stderr
+    clipped, blocks, err, plain_err = int(m[1]), int(m[2]), float(m[3]), float(m[4])
+    print(f"\nawq clip: {clipped}/{blocks} blocks clipped, block error {err:.4g} vs {plain_err:.4g}")
+    assert 0 < clipped < blocks and err <= plain_err
+    r = run_folio("quantize", MODEL, plain, *common, "--no-awq-clip")
+    assert r.returncode == 0 and "clipping search" not in r.stderr, r.stderr
+    a = {t.name: np.asarray(t.data) for t in gguf.GGUFReader(clip).tensors}
+    b = {t.name: np.asarray(t.data) for t in gguf.GGUFReader(plain).tensors}
+    assert not np.array_equal(a["blk.0.ffn_down.weight"], b["blk.0.ffn_down.weight"])
+    assert np.array_equal(a["blk.0.attn_q.weight"], b["blk.0.attn_q.weight"])  # q is not clipped

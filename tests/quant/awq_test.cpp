@@ -67,3 +67,55 @@ TEST(Awq, BadInputsAreErrors) {
 
 }  // namespace
 }  // namespace folio::quant
+
+namespace folio::quant {
+namespace {
+
+// The clipping search: r = 1 is tried, so no block measures worse than
+// plain rounding; a block whose one outlier sets a coarse grid for 31 small
+// weights gets clipped when the outlier's channel barely matters (small H
+// entry); 32-value types only; the clipped weights are within the original range.
+TEST(AwqClip, NeverWorseThanPlainAndClipsUnimportantOutliers) {
+  const std::size_t cols = 64, rows = 8;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0.0f, 0.02f);
+  std::vector<float> w(rows * cols);
+  for (float& v : w) v = d(rng);
+  for (std::size_t r = 0; r < rows; ++r) w[r * cols + 5] = 0.5f;  // an outlier in block 0
+  std::vector<double> H(cols * cols, 0.0);
+  for (std::size_t j = 0; j < cols; ++j) H[j * cols + j] = j == 5 ? 1e-4 : 1.0;
+  const std::vector<float> before = w;
+  for (const TensorType t :
+       {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q8_0}) {
+    w = before;
+    const AwqClipResult r = awq_clip(w, rows, cols, t, H, {});
+    EXPECT_LE(r.error, r.plain_error) << gguf::tensor_type_name(t);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      EXPECT_LE(std::fabs(w[i]), std::fabs(before[i])) << i;
+      EXPECT_EQ(std::signbit(w[i]), std::signbit(before[i])) << i;
+    }
+    if (t == TensorType::Q4_0) {
+      EXPECT_GE(r.clipped, rows);  // every row's block 0
+      EXPECT_LT(w[5], 0.5f);
+      EXPECT_LT(r.error, 0.5 * r.plain_error);
+    }
+  }
+  // When the outlier's channel dominates H, clipping it costs more than it saves.
+  for (std::size_t j = 0; j < cols; ++j) H[j * cols + j] = j == 5 ? 1e4 : 1.0;
+  w = before;
+  awq_clip(w, rows, cols, TensorType::Q4_0, H, {});
+  for (std::size_t r = 0; r < rows; ++r) EXPECT_EQ(w[r * cols + 5], 0.5f);
+}
+
+TEST(AwqClip, RefusesOtherTypesAndShapes) {
+  std::vector<float> w(256, 0.1f);
+  const std::vector<double> H(256 * 256, 0.0);
+  EXPECT_THROW(awq_clip(w, 1, 256, TensorType::Q4_K, H, {}), Error);
+  EXPECT_THROW(awq_clip(w, 2, 100, TensorType::Q4_0, H, {}), Error);
+  AwqClipOptions o;
+  o.max_shrink = 1.0;
+  EXPECT_THROW(awq_clip(w, 1, 256, TensorType::Q4_0, H, o), Error);
+}
+
+}  // namespace
+}  // namespace folio::quant
