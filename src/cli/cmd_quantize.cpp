@@ -44,6 +44,7 @@
 #include "quant/block_codes.h"
 #include "quant/dequantize.h"
 #include "quant/gptq.h"
+#include "quant/parallel_rows.h"
 #include "quant/quantize.h"
 #include "quant/tensor_plan.h"
 #include "quant/traits.h"
@@ -122,27 +123,12 @@ std::vector<std::uint8_t> quantize_rows(gguf::TensorType type, const std::vector
   const std::size_t rows = src.size() / row_len;
   const std::size_t row_bytes = quant::quantized_bytes(type, row_len);
   std::vector<std::uint8_t> out(rows * row_bytes);
-  const std::size_t n_workers =
-      std::clamp<std::size_t>(static_cast<std::size_t>(threads), 1, std::max<std::size_t>(rows, 1));
-  std::vector<std::exception_ptr> errors(n_workers);
-  const auto work = [&](std::size_t w) {
-    try {
-      for (std::size_t r = rows * w / n_workers; r < rows * (w + 1) / n_workers; ++r) {
-        quant::quantize_row(type, std::span(src).subspan(r * row_len, row_len), importance,
-                            std::span(out).subspan(r * row_bytes, row_bytes));
-      }
-    } catch (...) {
-      errors[w] = std::current_exception();
+  quant::parallel_rows(rows, threads, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      quant::quantize_row(type, std::span(src).subspan(r * row_len, row_len), importance,
+                          std::span(out).subspan(r * row_bytes, row_bytes));
     }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t w = 1; w < n_workers; ++w) pool.emplace_back(work, w);
-    work(0);
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   return out;
 }
 

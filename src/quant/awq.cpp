@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <exception>
 #include <string>
-#include <thread>
 
 #include "base/error.h"
 #include "quant/dequantize.h"
 #include "quant/gptq.h"
+#include "quant/parallel_rows.h"
 #include "quant/quantize.h"
 #include "quant/traits.h"
 
@@ -30,39 +29,24 @@ double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::s
     const std::size_t n = max_rows == 0 ? l.rows : std::min(l.rows, max_rows);
     for (std::size_t k = 0; k < n; ++k) jobs.push_back({&l, k * l.rows / n});
   }
-  const std::size_t n_threads =
-      std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, jobs.size());
-  std::vector<double> partial(n_threads, 0.0);
-  std::vector<std::exception_ptr> errors(n_threads);
-  const auto work = [&](std::size_t t) {
-    try {
-      std::vector<float> scaled(cols), q(cols);
-      std::vector<double> e(cols), y;
-      std::vector<std::uint8_t> bytes;
-      for (std::size_t k = t; k < jobs.size(); k += n_threads) {
-        const AwqLinear& l = *jobs[k].l;
-        const float* w = &l.w[jobs[k].row * cols];
-        for (std::size_t j = 0; j < cols; ++j) scaled[j] = w[j] * s[j];
-        bytes.resize(quantized_bytes(l.type, cols));
-        quantize_row(l.type, scaled, {}, bytes);
-        dequantize_row(l.type, bytes, q);
-        for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(w[j]) - q[j] / s[j];
-        partial[t] += output_error(e, H, y);
-      }
-    } catch (...) {
-      errors[t] = std::current_exception();
+  std::vector<double> per_job(jobs.size(), 0.0);  // summed in job order: thread-count free
+  parallel_rows(jobs.size(), threads, [&](std::size_t k0, std::size_t k1) {
+    std::vector<float> scaled(cols), q(cols);
+    std::vector<double> e(cols), y;
+    std::vector<std::uint8_t> bytes;
+    for (std::size_t k = k0; k < k1; ++k) {
+      const AwqLinear& l = *jobs[k].l;
+      const float* w = &l.w[jobs[k].row * cols];
+      for (std::size_t j = 0; j < cols; ++j) scaled[j] = w[j] * s[j];
+      bytes.resize(quantized_bytes(l.type, cols));
+      quantize_row(l.type, scaled, {}, bytes);
+      dequantize_row(l.type, bytes, q);
+      for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(w[j]) - q[j] / s[j];
+      per_job[k] = output_error(e, H, y);
     }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t);
-    work(0);
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   double total = 0.0;
-  for (double p : partial) total += p;
+  for (const double p : per_job) total += p;
   return total;
 }
 
@@ -130,69 +114,55 @@ AwqClipResult awq_clip(std::span<float> w, std::size_t rows, std::size_t cols,
   }
   const std::size_t nb = cols / kBlock;
   const int steps = static_cast<int>(options.max_shrink * options.grid + 1e-9);
-  const std::size_t n_threads =
-      std::clamp<std::size_t>(static_cast<std::size_t>(std::max(options.threads, 1)), 1, rows);
-  std::vector<AwqClipResult> partial(n_threads);
-  std::vector<std::exception_ptr> errors(n_threads);
-  const auto work = [&](std::size_t th) {
-    try {
-      std::vector<float> cand(kBlock), q(kBlock);
-      std::vector<std::uint8_t> bytes(quantized_bytes(type, kBlock));
-      std::array<double, kBlock> e{};
-      const auto block_error = [&](std::size_t b) {
-        double sum = 0.0;
-        for (std::size_t i = 0; i < kBlock; ++i) {
-          const double* h = &H[(b * kBlock + i) * cols + b * kBlock];
-          double hi = 0.0;
-          for (std::size_t j = 0; j < kBlock; ++j) hi += h[j] * e[j];
-          sum += e[i] * hi;
+  std::vector<AwqClipResult> per_row(rows);  // summed in row order: thread-count free
+  parallel_rows(rows, options.threads, [&](std::size_t r0, std::size_t r1) {
+    std::vector<float> cand(kBlock), q(kBlock);
+    std::vector<std::uint8_t> bytes(quantized_bytes(type, kBlock));
+    std::array<double, kBlock> e{};
+    const auto block_error = [&](std::size_t b) {
+      double sum = 0.0;
+      for (std::size_t i = 0; i < kBlock; ++i) {
+        const double* h = &H[(b * kBlock + i) * cols + b * kBlock];
+        double hi = 0.0;
+        for (std::size_t j = 0; j < kBlock; ++j) hi += h[j] * e[j];
+        sum += e[i] * hi;
+      }
+      return sum;
+    };
+    for (std::size_t r = r0; r < r1; ++r) {
+      AwqClipResult& res = per_row[r];
+      for (std::size_t b = 0; b < nb; ++b) {
+        float* g = &w[r * cols + b * kBlock];
+        float max_abs = 0.0f;
+        for (std::size_t i = 0; i < kBlock; ++i) max_abs = std::max(max_abs, std::fabs(g[i]));
+        double best = 0.0;
+        int best_step = 0;
+        for (int k = 0; k <= steps; ++k) {
+          const float lim =
+              max_abs * static_cast<float>(1.0 - static_cast<double>(k) / options.grid);
+          for (std::size_t i = 0; i < kBlock; ++i) cand[i] = std::clamp(g[i], -lim, lim);
+          quantize_row(type, cand, {}, bytes);
+          dequantize_row(type, bytes, q);
+          for (std::size_t i = 0; i < kBlock; ++i) e[i] = static_cast<double>(g[i]) - q[i];
+          const double err = block_error(b);
+          if (k == 0) res.plain_error += err;
+          if (k == 0 || err < best) {
+            best = err;
+            best_step = k;
+          }
         }
-        return sum;
-      };
-      for (std::size_t r = th; r < rows; r += n_threads) {
-        for (std::size_t b = 0; b < nb; ++b) {
-          float* g = &w[r * cols + b * kBlock];
-          float max_abs = 0.0f;
-          for (std::size_t i = 0; i < kBlock; ++i) max_abs = std::max(max_abs, std::fabs(g[i]));
-          double best = 0.0;
-          int best_step = 0;
-          for (int k = 0; k <= steps; ++k) {
-            const float lim =
-                max_abs * static_cast<float>(1.0 - static_cast<double>(k) / options.grid);
-            for (std::size_t i = 0; i < kBlock; ++i) cand[i] = std::clamp(g[i], -lim, lim);
-            quantize_row(type, cand, {}, bytes);
-            dequantize_row(type, bytes, q);
-            for (std::size_t i = 0; i < kBlock; ++i) e[i] = static_cast<double>(g[i]) - q[i];
-            const double err = block_error(b);
-            if (k == 0) partial[th].plain_error += err;
-            if (k == 0 || err < best) {
-              best = err;
-              best_step = k;
-            }
-          }
-          partial[th].error += best;
-          if (best_step != 0) {
-            ++partial[th].clipped;
-            const float lim =
-                max_abs * static_cast<float>(1.0 - static_cast<double>(best_step) / options.grid);
-            for (std::size_t i = 0; i < kBlock; ++i) g[i] = std::clamp(g[i], -lim, lim);
-          }
+        res.error += best;
+        if (best_step != 0) {
+          ++res.clipped;
+          const float lim =
+              max_abs * static_cast<float>(1.0 - static_cast<double>(best_step) / options.grid);
+          for (std::size_t i = 0; i < kBlock; ++i) g[i] = std::clamp(g[i], -lim, lim);
         }
       }
-    } catch (...) {
-      errors[th] = std::current_exception();
     }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (std::size_t th = 1; th < n_threads; ++th) pool.emplace_back(work, th);
-    work(0);
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   AwqClipResult out;
-  for (const AwqClipResult& p : partial) {
+  for (const AwqClipResult& p : per_row) {
     out.error += p.error;
     out.plain_error += p.plain_error;
     out.clipped += p.clipped;

@@ -3,14 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <numeric>
 #include <string>
-#include <thread>
 
 #include "base/error.h"
 #include "quant/block_codes.h"
 #include "quant/dequantize.h"
+#include "quant/parallel_rows.h"
 #include "quant/quantize.h"
 #include "quant/traits.h"
 
@@ -84,28 +83,6 @@ Matrix inverse_upper_factor(const Matrix& H, std::size_t n) {
   }
   if (!cholesky_upper(Hinv, n)) return {};
   return Hinv;
-}
-
-template <class F>
-void parallel_rows(std::size_t rows, int threads, F&& work) {
-  const std::size_t n = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1,
-                                                std::max<std::size_t>(rows, 1));
-  std::vector<std::exception_ptr> errors(n);
-  {
-    std::vector<std::jthread> pool;
-    const auto run = [&](std::size_t t) {
-      try {
-        work(rows * t / n, rows * (t + 1) / n);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    };
-    for (std::size_t t = 1; t < n; ++t) pool.emplace_back(run, t);
-    run(0);
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 }  // namespace
