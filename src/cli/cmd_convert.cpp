@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/model_file.h"
 #include "hf/convert.h"
 
 namespace folio::cli {
@@ -38,8 +39,7 @@ Command register_convert(CLI::App& app) {
               throw Error("the output " + a->output + " is a directory; name a .gguf file");
             }
             const hf::Conversion c = hf::convert_checkpoint(a->input);
-            std::fprintf(stderr, "%s\n", c.summary.c_str());
-            for (const auto& n : c.notes) std::fprintf(stderr, "  repacked %s\n", n.c_str());
+            print_conversion(c, "");
             const std::string tmp = a->output + ".tmp";
             std::FILE* f = std::fopen(tmp.c_str(), "wb");
             if (f == nullptr) throw Error("cannot write " + tmp);
