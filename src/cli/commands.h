@@ -19,6 +19,7 @@ Command register_bench(CLI::App& app);
 Command register_bench_throughput(CLI::App& app);  // `bench throughput`; after register_bench
 Command register_bench_serve(CLI::App& app);       // `bench serve`; after register_bench
 Command register_bench_spec(CLI::App& app);        // `bench spec`; after register_bench
+Command register_bench_grammar(CLI::App& app);     // `bench grammar`; after register_bench
 Command register_generate(CLI::App& app);
 Command register_tokenize(CLI::App& app);
 Command register_detokenize(CLI::App& app);
@@ -29,5 +30,6 @@ Command register_perplexity(CLI::App& app);
 Command register_quantize(CLI::App& app);
 Command register_imatrix(CLI::App& app);
 Command register_convert(CLI::App& app);
+Command register_grammar(CLI::App& app);
 
 }  // namespace folio::cli

@@ -22,12 +22,13 @@ int run(int argc, char** argv) {
       folio::cli::register_dequant(app),  folio::cli::register_serve(app),
       folio::cli::register_chat(app),     folio::cli::register_perplexity(app),
       folio::cli::register_quantize(app), folio::cli::register_imatrix(app),
-      folio::cli::register_convert(app),
+      folio::cli::register_convert(app),  folio::cli::register_grammar(app),
   };
   // A child of `bench`, so checked before it (a parsed child's parent counts as parsed).
   commands.insert(commands.begin(), folio::cli::register_bench_throughput(app));
   commands.insert(commands.begin(), folio::cli::register_bench_serve(app));
   commands.insert(commands.begin(), folio::cli::register_bench_spec(app));
+  commands.insert(commands.begin(), folio::cli::register_bench_grammar(app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,178 @@
+// `folio bench grammar -m MODEL CONSTRAINT --text FILE`: what constrained
+// decoding costs per token.
+//
+// The text (a document the constraint admits, e.g. a JSON instance of the
+// schema) is tokenized with the model's tokenizer; the matcher then walks
+// it token by token, filling the next-token mask before each token (and
+// checking the token is in it, an error otherwise), as a request would.
+// Reported: the compile time (constraint -> GBNF -> grammar), the first
+// walk (the mask cache fills as positions are first met) and -r warm walks
+// (cache filled): the mask time per token (median, mean, p99, max) and the
+// cache's size. bench/grammar_mask.py runs xgrammar on the same tokens.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/default_model.h"
+#include "cli/model_file.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/constraint.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/matcher.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab.h"
+
+namespace folio::cli {
+
+namespace {
+
+struct BenchGrammarArgs {
+  std::string model, json_schema, gbnf, regex, text;
+  bool json_object = false;
+  int repetitions = 5;
+  bool json_out = false;
+};
+
+std::string read_file(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(std::string(flag) + " " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct WalkStats {
+  double total_s = 0, median_us = 0, mean_us = 0, p99_us = 0, max_us = 0;
+};
+
+WalkStats stats_of(std::vector<double> us) {
+  WalkStats s;
+  if (us.empty()) return s;
+  for (const double v : us) s.total_s += v * 1e-6;
+  std::ranges::sort(us);
+  s.median_us = us[us.size() / 2];
+  s.mean_us = s.total_s * 1e6 / static_cast<double>(us.size());
+  s.p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  s.max_us = us.back();
+  return s;
+}
+
+// One walk over `ids`; the mask time of each step in microseconds.
+std::vector<double> walk(const std::shared_ptr<const grammar::CompiledGrammar>& cg,
+                         const std::vector<TokenId>& ids, const std::vector<TokenId>& stops,
+                         const tokenizer::Tokenizer& tok) {
+  grammar::GrammarMatcher m(cg, stops);
+  std::vector<std::uint64_t> mask(m.mask_words());
+  std::vector<double> us;
+  for (std::size_t i = 0; i <= ids.size(); ++i) {
+    Stopwatch clock;
+    m.fill_mask(mask);
+    us.push_back(clock.seconds() * 1e6);
+    if (i == ids.size()) break;
+    const auto u = static_cast<std::size_t>(ids[i]);
+    if (!((mask[u / 64] >> (u % 64)) & 1) || !m.accept_token(ids[i])) {
+      throw Error("--text: token " + std::to_string(i) + " ('" + tok.token_to_piece(ids[i]) +
+                  "') is not allowed by the constraint there");
+    }
+  }
+  if (!m.can_end()) throw Error("--text: the constraint cannot end after the whole text");
+  return us;
+}
+
+int bench_grammar(const BenchGrammarArgs& a) {
+  grammar::ConstraintSpec spec;
+  int given = 0;
+  if (!a.json_schema.empty()) {
+    spec = {grammar::ConstraintKind::kJsonSchema, read_file(a.json_schema, "--json-schema"), {}};
+    ++given;
+  }
+  if (!a.gbnf.empty()) {
+    spec = {grammar::ConstraintKind::kGbnf, read_file(a.gbnf, "--gbnf"), {}};
+    ++given;
+  }
+  if (!a.regex.empty()) {
+    spec = {grammar::ConstraintKind::kRegex, a.regex, {}};
+    ++given;
+  }
+  if (a.json_object) {
+    spec = {grammar::ConstraintKind::kJsonObject, "", {}};
+    ++given;
+  }
+  if (given != 1) throw Error("give one of --json-schema, --gbnf, --regex, --json-object");
+  const std::string text = read_file(a.text, "--text");
+
+  const auto file = open_model_file(resolve_model_path(a.model));
+  const auto tok = tokenizer::Tokenizer::from_gguf(file);
+  const std::vector<TokenId> ids = tok.encode(text);
+  std::vector<TokenId> stops;
+  if (const auto eos = tok.vocab().special().eos) stops.push_back(*eos);
+
+  Stopwatch vocab_clock;
+  const auto vocab = grammar::TokenVocab::from_tokenizer(tok);
+  const double vocab_s = vocab_clock.seconds();
+  Stopwatch compile_clock;
+  auto cg = std::make_shared<const grammar::CompiledGrammar>(
+      grammar::parse_gbnf(grammar::to_gbnf(spec)), vocab);
+  const double compile_s = compile_clock.seconds();
+
+  std::fprintf(stderr, "bench grammar: %zu tokens of text, vocabulary %zu, %zu rules\n", ids.size(),
+               vocab->size(), cg->grammar().rules.size());
+  const WalkStats cold = stats_of(walk(cg, ids, stops, tok));
+  std::vector<double> warm_us;
+  for (int r = 0; r < a.repetitions; ++r) {
+    const std::vector<double> us = walk(cg, ids, stops, tok);
+    warm_us.insert(warm_us.end(), us.begin(), us.end());
+  }
+  const WalkStats warm = stats_of(warm_us);
+  if (a.json_out) {
+    nlohmann::json j = {{"tokens", ids.size()},
+                        {"vocab", vocab->size()},
+                        {"vocab_s", vocab_s},
+                        {"compile_s", compile_s},
+                        {"cache_entries", cg->cached_entries()},
+                        {"cold_total_s", cold.total_s},
+                        {"cold_max_us", cold.max_us},
+                        {"warm_median_us", warm.median_us},
+                        {"warm_mean_us", warm.mean_us},
+                        {"warm_p99_us", warm.p99_us},
+                        {"warm_max_us", warm.max_us}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("vocabulary bytes: %.1f ms; compile: %.2f ms; cache entries: %zu\n", vocab_s * 1e3,
+              compile_s * 1e3, cg->cached_entries());
+  std::printf("first walk (cache filling): %.1f ms in all, max %.1f ms for one step\n",
+              cold.total_s * 1e3, cold.max_us / 1e3);
+  std::printf("warm mask per token: median %.1f us, mean %.1f us, p99 %.1f us, max %.1f us\n",
+              warm.median_us, warm.mean_us, warm.p99_us, warm.max_us);
+  return 0;
+}
+
+}  // namespace
+
+Command register_bench_grammar(CLI::App& app) {
+  CLI::App* bench = app.get_subcommand("bench");
+  auto* sub = bench->add_subcommand("grammar", "Measure the constrained-decoding mask per token");
+  auto a = std::make_shared<BenchGrammarArgs>();
+  sub->add_option("-m,--model", a->model,
+                  "GGUF file or HF checkpoint directory (default: the default model)");
+  sub->add_option("--json-schema", a->json_schema, "JSON Schema file");
+  sub->add_option("--gbnf", a->gbnf, "GBNF grammar file (root rule `root`)");
+  sub->add_option("--regex", a->regex, "Regular expression");
+  sub->add_flag("--json-object", a->json_object, "Any JSON object");
+  sub->add_option("--text", a->text, "A document the constraint admits (walked token by token)")
+      ->required();
+  sub->add_option("-r,--repetitions", a->repetitions, "Warm walks")->capture_default_str();
+  sub->add_flag("--json", a->json_out, "Print the results as JSON");
+  return {sub, [a]() { return bench_grammar(*a); }};
+}
+
+}  // namespace folio::cli

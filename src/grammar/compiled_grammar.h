@@ -1,0 +1,74 @@
+// grammar/compiled_grammar.h: a grammar bound to one vocabulary, with the
+// adaptive token-mask cache that makes each step's mask cheap.
+//
+// The cache is keyed by the top of a stack: the class element being
+// matched, its automaton state, and where up to kContextFrames - 1 frames
+// below it continue (a StackKey). For each key it runs every token through
+// the grammar with only that much of the stack (below it the context is
+// unknown: kBaseParent) and sorts the tokens three ways (xgrammar's idea,
+// with more context so fewer tokens are left open):
+//   accepted   the token matches within the known frames, or leaves them
+//              exactly at its last byte: allowed whatever lies below;
+//   rejected   the token fails before the known frames could end: never
+//              allowed;
+//   uncertain  the frames can end inside the token and the rest must match
+//              the context below: checked per step against the real stack.
+// Inside a JSON string nearly every token is accepted; after a value, the
+// tokens that begin with whitespace and go on are decided by the frames of
+// the object around it. A step costs a bitset OR per stack and a few short
+// checks. Entries are computed on first use, once per compiled grammar,
+// whatever the number of requests using it (thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/token_vocab.h"
+
+namespace folio::grammar {
+
+// Frames of context in a cache key (the top and this many - 1 below it).
+inline constexpr std::size_t kContextFrames = 4;
+
+// (elem, sub) of the top, then the elem of each frame below it; a trailing
+// kNoParent marks a stack that ends there (the root's end is known).
+using StackKey = std::vector<std::uint32_t>;
+
+struct StackKeyHash {
+  std::size_t operator()(const StackKey& k) const {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const std::uint32_t v : k) h = (h ^ v) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct MaskEntry {
+  std::vector<std::uint64_t> accepted;  // bit per token id
+  std::vector<TokenId> uncertain;
+};
+
+class CompiledGrammar {
+ public:
+  CompiledGrammar(Grammar g, std::shared_ptr<const TokenVocab> vocab);
+
+  const Grammar& grammar() const { return grammar_; }
+  const TokenVocab& vocab() const { return *vocab_; }
+  std::size_t mask_words() const { return (vocab_->size() + 63) / 64; }
+
+  const MaskEntry& entry(const StackKey& key) const;
+  std::size_t cached_entries() const;
+
+ private:
+  std::unique_ptr<MaskEntry> compute(const StackKey& key) const;
+
+  Grammar grammar_;
+  std::shared_ptr<const TokenVocab> vocab_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<StackKey, std::unique_ptr<MaskEntry>, StackKeyHash> cache_;
+};
+
+}  // namespace folio::grammar
