@@ -117,7 +117,8 @@ std::shared_ptr<OutputChannel> LLMEngine::add_request(AdmittedRequest admitted,
   live->num_prompt = static_cast<std::int32_t>(r.prompt.size());
   live->arrival = r.arrival_time;
   for (std::int32_t k = 0; k < r.n; ++k)
-    live->samples.push_back(std::make_unique<SampleStream>(k, r.params, vocab_, eos_, r.prompt));
+    live->samples.push_back(
+        std::make_unique<SampleStream>(k, r.params, vocab_, eos_, r.prompt, r.grammar));
   sched::RequestSpec spec;
   spec.prompt = std::move(r.prompt);
   spec.max_tokens = *r.params.max_tokens;  // admitted: always set

@@ -62,7 +62,7 @@ TextDelta SampleOutput::apply(const SampleDelta& delta) {
     out.token_ids.push_back(id);
     out.text_offsets.push_back(text_offset_);
     if (i < delta.logprobs.size()) out.logprobs.push_back(logprob_text(delta.logprobs[i]));
-    const bool stop_token = delta.finish == FinishReason::kStop && i + 1 == n;
+    const bool stop_token = delta.finish == FinishReason::kStop && delta.stop_token && i + 1 == n;
     if (stop_token && !include_stop_) break;
     try {
       emit(detok_.push(id), out);

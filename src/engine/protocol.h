@@ -27,6 +27,7 @@
 #include "base/notify_queue.h"
 #include "base/strong_id.h"
 #include "base/token_id.h"
+#include "grammar/compiled_grammar.h"
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
 
@@ -46,6 +47,12 @@ struct EngineRequest {
   // Sink + window attention (base/attention_window.h); unset: the engine's
   // --attention-window default (RequestLimits resolves it).
   std::optional<AttentionWindow> attention_window;
+  // Structured output: every sample's tokens are constrained to this
+  // grammar (grammar/compiled_grammar.h, compiled by the consumer, cached
+  // and shared); null: free text. The sample ends with kStop where the
+  // grammar is complete and nothing may follow, or on a stop token where it
+  // may end.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 // New output of one sample (index in [0, n)) since the previous item.
@@ -54,8 +61,10 @@ struct SampleDelta {
   std::vector<TokenId> token_ids;            // new tokens, in order
   std::vector<sampling::Logprobs> logprobs;  // one per token when params.logprobs is set
   // Set on the sample's last delta. A token-level stop (EOS, stop_token_ids)
-  // is kStop with that token as the last of token_ids.
+  // is kStop with that token as the last of token_ids (stop_token); a
+  // grammar that is complete is kStop after its last text token.
   FinishReason finish = FinishReason::kNone;
+  bool stop_token = true;  // with kStop: the last token is a stop token (not shown)
 };
 
 // Engine-measured phases of a finished request (seconds; 0 when unknown).

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "engine/protocol.h"
+#include "grammar/matcher.h"
 #include "kv/types.h"
 #include "sampling/sampler.h"
 #include "spec/rejection.h"
@@ -23,12 +25,18 @@ namespace folio::engine {
 
 class SampleStream {
  public:
-  // `eos` must outlive this.
+  // `eos` must outlive this. `grammar` (may be null) constrains the tokens
+  // (structured output): each draw and verify sees only the tokens it
+  // allows next, and the sample stops where it is complete.
   SampleStream(std::int32_t index, const sampling::SamplingParams& params, std::int32_t vocab_size,
-               std::span<const TokenId> eos, std::span<const TokenId> prompt);
+               std::span<const TokenId> eos, std::span<const TokenId> prompt,
+               std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr);
 
   // Draws this sample's next token from one row of logits.
-  sampling::SampledToken draw(std::span<const float> logits) { return sampler_.sample(logits); }
+  sampling::SampledToken draw(std::span<const float> logits) {
+    constrain();
+    return sampler_.sample(logits);
+  }
   // Verifies a draft token against one row of logits (spec/rejection.h):
   // the token to keep (the draft when accepted) and whether it was accepted.
   // Like draw(), does not commit it: accept() does.
@@ -52,7 +60,14 @@ class SampleStream {
   spec::AcceptanceEstimate acceptance;  // of its drafts (adaptive draft length)
 
  private:
+  // The grammar's mask for the next token into the sampler (no-op when free).
+  void constrain();
+
   sampling::Sampler sampler_;
+  std::unique_ptr<grammar::GrammarMatcher> matcher_;
+  std::vector<std::uint64_t> mask_;
+  std::vector<TokenId> stop_ids_;  // the matcher's: eos and stop_token_ids
+  bool grammar_complete_ = false;
   std::vector<double> weights_;  // verify() scratch
   std::span<const TokenId> eos_;
   SampleDelta pending_;

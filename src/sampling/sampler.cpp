@@ -2,6 +2,7 @@
 #include "sampling/sampler.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/error.h"
 
@@ -42,8 +43,14 @@ Sampler::Sampler(SamplingParams params, std::int32_t vocab_size, std::span<const
 const Candidates& Sampler::target(std::span<const float> logits) {
   FOLIO_CHECK(logits.size() == static_cast<std::size_t>(vocab_size_), "logits size != vocab");
   std::span<const float> work = logits;
-  if (!chain_.logit_steps.empty()) {
+  if (!chain_.logit_steps.empty() || allowed_ != nullptr) {
     scratch_.assign(logits.begin(), logits.end());
+    if (allowed_ != nullptr) {
+      for (std::size_t i = 0; i < scratch_.size(); ++i) {
+        if (((allowed_[i / 64] >> (i % 64)) & 1) == 0)
+          scratch_[i] = -std::numeric_limits<float>::infinity();
+      }
+    }
     for (const LogitStep& s : chain_.logit_steps) s.apply(scratch_, history_);
     work = scratch_;
   }

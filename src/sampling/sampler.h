@@ -13,6 +13,7 @@
 // candidate list (greedy: the argmax alone), and rng() is the same RNG.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
@@ -44,6 +45,13 @@ class Sampler {
 
   void accept(TokenId id) { history_.add_generated(id); }
 
+  // Constrained decoding (grammar/matcher.h): tokens whose bit is clear in
+  // `bits` (vocab_size bits, 64 per word) are removed before every other
+  // step, for the next sample()/target() calls; nullptr removes nothing.
+  // Logprobs stay those of the model's own distribution (vLLM's default
+  // "raw" logprobs). `bits` must outlive those calls.
+  void set_allowed(const std::uint64_t* bits) { allowed_ = bits; }
+
   // The distribution sample() would draw from for `logits`: the candidates
   // left after the whole chain, with their final logits (probability =
   // softmax over the list). Greedy: one candidate, the argmax. Valid until
@@ -64,6 +72,7 @@ class Sampler {
   std::vector<float> scratch_;  // dense logits the logit steps edit
   Candidates candidates_;
   std::vector<float> weights_;  // draw() scratch
+  const std::uint64_t* allowed_ = nullptr;
 };
 
 }  // namespace folio::sampling
