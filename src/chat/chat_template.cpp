@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "chat/interpreter.h"
+#include "chat/lexer.h"
 #include "chat/parser.h"
 
 namespace folio::chat {
@@ -10,6 +11,17 @@ namespace folio::chat {
 ChatTemplate::ChatTemplate(std::string source, Limits limits)
     : source_(std::move(source)), limits_(limits) {
   body_ = parse_template(source_);
+  uses_tools_ = reads_variable(source_, "tools");
+}
+
+bool reads_variable(std::string_view source, std::string_view name) {
+  const std::vector<Token> toks = lex(source);
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i].type != Tok::kName || toks[i].value != name) continue;
+    const bool attribute = i > 0 && toks[i - 1].type == Tok::kOp && toks[i - 1].value == ".";
+    if (!attribute) return true;
+  }
+  return false;
 }
 
 std::string ChatTemplate::render(const nlohmann::ordered_json& messages,

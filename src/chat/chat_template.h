@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chat/ast.h"
@@ -51,10 +52,21 @@ class ChatTemplate {
 
   const std::string& source() const { return source_; }
 
+  // Whether the template reads the `tools` variable: a name token `tools`
+  // in a tag (not text, not a string literal, not an attribute like
+  // `message.tools`). Templates that never read it (SmolLM2's, Gemma 3's)
+  // would silently drop tool definitions, so the server then uses its own
+  // generic tool prompt instead (server/tool_prompt.h).
+  bool uses_tools() const { return uses_tools_; }
+
  private:
   std::string source_;
   Body body_;
   Limits limits_;
+  bool uses_tools_ = false;
 };
+
+// True when `source` has a `name` token (a variable read) inside a tag.
+bool reads_variable(std::string_view source, std::string_view name);
 
 }  // namespace folio::chat

@@ -1,6 +1,8 @@
 // server/generation_job.cpp: engine outputs -> OpenAI responses for one request.
 #include "server/generation_job.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/timer.h"
 #include "server/api_error.h"
@@ -16,6 +18,7 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
   meta_.model = req_.model;
   meta_.include_usage = req_.include_usage;
   arrival_ = monotonic_seconds();
+  rng_.seed(std::random_device{}());
   for (std::size_t p = 0; p < req_.prompts.size(); ++p) {
     // Echo puts the prompt text first, so completions' text offsets start after it.
     engine::OutputOptions opt;
@@ -29,6 +32,7 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
     for (std::int32_t s = 0; s < req_.n; ++s) {
       Choice c;
       if (req_.echo) c.text = req_.prompt_texts[p];
+      if (req_.stream && req_.tool_output) c.tools.emplace(req_.tool_output->format);
       choices_.push_back(std::move(c));
     }
   }
@@ -52,9 +56,20 @@ void GenerationJob::submit() {
     er.id = ctx_.next_request_id();
     er.prompt = req_.prompts[i];
     er.params = req_.params;
+    if (!er.params.max_tokens && req_.default_max_tokens) {
+      // The default never makes a request too long: it takes what the context leaves.
+      const std::int64_t left =
+          static_cast<std::int64_t>(ctx_.engine.limits().values().max_model_len) -
+          static_cast<std::int64_t>(er.prompt.size());
+      if (left > 0) {
+        er.params.max_tokens =
+            static_cast<std::int32_t>(std::min<std::int64_t>(*req_.default_max_tokens, left));
+      }
+    }
     er.n = req_.n;
     er.priority = req_.priority;
     er.attention_window = req_.attention_window;
+    er.grammar = req_.grammar;
     er.arrival_time = arrival_;
     try {
       admitted.push_back(ctx_.engine.limits().admit(std::move(er), arrival_));
@@ -169,7 +184,9 @@ void GenerationJob::apply_delta(std::size_t e, TextDelta d, std::string& out) {
   if (d.finish != FinishReason::kNone) c.finish = d.finish;
   c.text += d.text;
   const bool has_logprobs = req_.want_logprobs && !d.logprobs.empty();
-  if (req_.stream) {
+  if (req_.stream && c.tools) {
+    stream_with_tools(ci, std::move(d), out);
+  } else if (req_.stream) {
     if (!d.text.empty() || d.finish != FinishReason::kNone || has_logprobs) {
       out += sse_data(delta_chunk(meta_, static_cast<std::int32_t>(ci), d, req_.want_logprobs));
     }
@@ -177,6 +194,34 @@ void GenerationJob::apply_delta(std::size_t e, TextDelta d, std::string& out) {
     d.text.clear();
     c.pieces.push_back(std::move(d));
   }
+}
+
+// Text that may be a tool call is held (ToolCallStream); when the choice
+// ends, what was held goes out as content or as tool-call deltas, then the
+// closing chunk ("tool_calls" when there were calls).
+void GenerationJob::stream_with_tools(std::size_t ci, TextDelta d, std::string& out) {
+  Choice& c = choices_[ci];
+  const auto idx = static_cast<std::int32_t>(ci);
+  const FinishReason finish = d.finish;
+  d.finish = FinishReason::kNone;
+  d.text = c.tools->feed(d.text);
+  ParsedOutput parsed;
+  if (finish != FinishReason::kNone) {
+    parsed = c.tools->finish(req_.tool_output->names);
+    d.text += parsed.content;
+  }
+  if (!d.text.empty() || (req_.want_logprobs && !d.logprobs.empty())) {
+    out += sse_data(delta_chunk(meta_, idx, d, req_.want_logprobs));
+  }
+  if (finish == FinishReason::kNone) return;
+  const bool called = !parsed.calls.empty();
+  if (called) out += sse_data(tool_calls_chunk(meta_, idx, with_ids(std::move(parsed.calls))));
+  out += sse_data(finish_chunk(meta_, idx, called ? "tool_calls" : finish_reason_name(finish)));
+}
+
+std::vector<ToolCall> GenerationJob::with_ids(std::vector<ToolCall> calls) {
+  for (ToolCall& call : calls) call.id = new_tool_call_id(rng_);
+  return calls;
 }
 
 void GenerationJob::finish_engine(std::size_t e, const engine::RequestOutput& item) {
@@ -217,10 +262,17 @@ JobOutput GenerationJob::final_body() {
   }
   std::vector<FinalChoice> fc;
   for (std::size_t i = 0; i < choices_.size(); ++i) {
-    fc.push_back(FinalChoice{.index = static_cast<std::int32_t>(i),
-                             .text = std::move(choices_[i].text),
-                             .pieces = std::move(choices_[i].pieces),
-                             .finish = choices_[i].finish});
+    FinalChoice f{.index = static_cast<std::int32_t>(i),
+                  .text = std::move(choices_[i].text),
+                  .pieces = std::move(choices_[i].pieces),
+                  .finish = choices_[i].finish,
+                  .tool_calls = {}};
+    if (req_.tool_output) {
+      ParsedOutput p = parse_tool_calls(f.text, req_.tool_output->format, req_.tool_output->names);
+      f.text = std::move(p.content);
+      f.tool_calls = with_ids(std::move(p.calls));
+    }
+    fc.push_back(std::move(f));
   }
   return JobOutput{.bytes = server::final_body(meta_, fc, usage(), req_.want_logprobs),
                    .done = true};

@@ -14,6 +14,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "server/openai_request.h"
 #include "server/response_builder.h"
 #include "server/server_context.h"
+#include "server/tool_stream.h"
 
 namespace folio::server {
 
@@ -65,11 +68,14 @@ class GenerationJob {
     std::vector<TextDelta> pieces;  // kept for logprobs of a non-stream response
     FinishReason finish = FinishReason::kNone;
     double last_token = 0;
+    std::optional<ToolCallStream> tools;  // streamed chat with tools: held text
   };
 
   void start_frames(std::string& out);
   void apply(std::size_t e, const engine::RequestOutput& item, std::string& out);
   void apply_delta(std::size_t e, TextDelta d, std::string& out);
+  void stream_with_tools(std::size_t ci, TextDelta d, std::string& out);
+  std::vector<ToolCall> with_ids(std::vector<ToolCall> calls);
   void finish_engine(std::size_t e, const engine::RequestOutput& item);
   std::string final_frames();
   JobOutput final_body();
@@ -85,7 +91,8 @@ class GenerationJob {
   bool started_ = false;  // first poll emitted the opening frames
   bool done_ = false;
   bool released_ = false;
-  std::string error_;  // engine failure message
+  std::string error_;    // engine failure message
+  std::mt19937_64 rng_;  // tool-call ids
 };
 
 }  // namespace folio::server

@@ -23,12 +23,14 @@ HttpReply start_job(ServerContext& ctx, GenerationRequest req) {
 
 HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req) {
   const auto body = parse_body(req.body);
-  return start_job(ctx, parse_completion_request(body, ctx.model, ctx.config));
+  const auto ordered = parse_body_ordered(req.body);
+  return start_job(ctx, parse_completion_request(body, ctx.model, ctx.config, &ordered));
 }
 
 HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req) {
   const auto body = parse_body(req.body);
-  return start_job(ctx, parse_chat_request(body, ctx.model, ctx.config));
+  const auto ordered = parse_body_ordered(req.body);
+  return start_job(ctx, parse_chat_request(body, ctx.model, ctx.config, &ordered));
 }
 
 }  // namespace folio::server

@@ -26,6 +26,21 @@ nlohmann::json parse_body(std::string_view body) {
   return j;
 }
 
+nlohmann::ordered_json parse_body_ordered(std::string_view body) {
+  const auto depth_guard = [](int depth, nlohmann::ordered_json::parse_event_t,
+                              nlohmann::ordered_json&) {
+    if (depth > kMaxJsonDepth) {
+      throw ApiError(400, "JSON nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    return true;
+  };
+  try {
+    return nlohmann::ordered_json::parse(body.begin(), body.end(), depth_guard);
+  } catch (const nlohmann::json::exception& e) {
+    throw ApiError(400, std::string("invalid JSON in request body: ") + e.what());
+  }
+}
+
 void bad_param(const char* name, const std::string& what) {
   throw ApiError(400, std::string("'") + name + "' must be " + what, name);
 }

@@ -21,6 +21,9 @@ inline constexpr int kMaxJsonDepth = 64;
 
 // Parses a request body that must be a JSON object; throws ApiError(400).
 nlohmann::json parse_body(std::string_view body);
+// The same, keeping the order of object keys (JSON schemas' properties);
+// call after parse_body has accepted the body.
+nlohmann::ordered_json parse_body_ordered(std::string_view body);
 
 class Fields {
  public:

@@ -52,6 +52,7 @@ ModelContext make_model_context(const tokenizer::Tokenizer& tok, std::vector<std
   if (sp.bos) ctx.bos_token = tok.vocab().text(*sp.bos);
   if (sp.eos) ctx.eos_token = tok.vocab().text(*sp.eos);
   if (template_src) ctx.chat_template.emplace(std::move(*template_src));
+  ctx.grammars = std::make_shared<grammar::GrammarCache>(grammar::TokenVocab::from_tokenizer(tok));
   return ctx;
 }
 

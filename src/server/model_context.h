@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "grammar/grammar_cache.h"
 #include "tokenizer/tokenizer.h"
 
 namespace folio::server {
@@ -26,6 +28,9 @@ struct ModelContext {
   std::string bos_token;  // template variables
   std::string eos_token;
   double load_seconds = 0;  // model load time, the "model_load" stage of /metrics
+  // Compiled output constraints over this vocabulary (thread-safe; shared
+  // so equal schemas compile once).
+  std::shared_ptr<grammar::GrammarCache> grammars;
 
   const std::string& name() const { return names.front(); }
   bool serves(std::string_view model) const;

@@ -6,8 +6,12 @@
 
 #include "base/error.h"
 #include "base/timer.h"
+#include "grammar/grammar_error.h"
 #include "server/api_error.h"
+#include "server/chat_messages.h"
 #include "server/json_fields.h"
+#include "server/structured_output.h"
+#include "server/tool_call_schema.h"
 
 namespace folio::server {
 namespace {
@@ -150,6 +154,57 @@ void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelCont
   }
 }
 
+// How the answer is read for tool calls. tool_choice "required" or a named
+// function must constrain the output to tool_call_schema(); this is the one
+// place to switch that on once constrained decoding (src/grammar/) is
+// wired into GenerationRequest: set the constraint to
+//   grammar::ConstraintSpec{grammar::ConstraintKind::kJsonSchema, schema.dump()}
+// and parse the output as ToolFormat::kGeneric (the schema's form, whatever
+// the template), instead of refusing.
+// The compiled grammar for `c` (cached per model); a constraint that does
+// not compile is a 400 naming its field and the offending part.
+std::shared_ptr<const grammar::CompiledGrammar> compile(const OutputConstraint& c,
+                                                        const ModelContext& model) {
+  FOLIO_CHECK(model.grammars != nullptr, "model context without a grammar cache");
+  try {
+    return model.grammars->get(c.spec);
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, "invalid " + c.field + ": " + e.what(), c.field);
+  }
+}
+
+// The request's output constraint (response_format, structured_outputs,
+// guided_*), compiled.
+void read_constraint(Fields& f, GenerationRequest& r, const ModelContext& model,
+                     const nlohmann::ordered_json* ordered) {
+  if (const auto c = read_output_constraint(f, ordered)) r.grammar = compile(*c, model);
+}
+
+// How the answer is read for tool calls. tool_choice "required" or a named
+// function constrains the output to tool_call_schema() (folio's generic
+// form, whatever the template), which is then parsed as such.
+void enable_tool_output(const ToolRequest& tools, GenerationRequest& r, const ModelContext& model) {
+  if (!tools.active()) return;
+  if (tools.forced()) {
+    if (r.grammar) {
+      throw ApiError(400,
+                     "tool_choice 'required' or a named function cannot be combined with "
+                     "response_format or another output constraint",
+                     "tool_choice");
+    }
+    const nlohmann::ordered_json schema =
+        tool_call_schema(tools.tools, tools.choice, tools.forced_name, tools.parallel);
+    OutputConstraint c;
+    c.spec.kind = grammar::ConstraintKind::kJsonSchema;
+    c.spec.text = schema.dump();
+    c.field = "tool_choice";
+    r.grammar = compile(c, model);
+    r.tool_output = ToolOutput{.format = ToolFormat::kGeneric, .names = tools.names()};
+    return;
+  }
+  r.tool_output = ToolOutput{.format = tool_format(model), .names = tools.names()};
+}
+
 std::optional<std::int64_t> read_max_tokens(Fields& f) {
   auto a = f.integer("max_tokens", 1, kI32Max);
   auto b = f.integer("max_completion_tokens", 1, kI32Max);
@@ -159,7 +214,8 @@ std::optional<std::int64_t> read_max_tokens(Fields& f) {
 }  // namespace
 
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ModelContext& model,
-                                           const ServerConfig& config) {
+                                           const ServerConfig& config,
+                                           const nlohmann::ordered_json* ordered) {
   GenerationRequest r;
   r.kind = ApiKind::kCompletion;
   Fields f(body);
@@ -183,6 +239,9 @@ GenerationRequest parse_completion_request(const nlohmann::json& body, const Mod
     throw ApiError(400, "echo together with logprobs (prompt logprobs) is not supported", "echo");
   }
   const auto max_tokens = read_max_tokens(f);
+  read_constraint(f, r, model, ordered);
+  // OpenAI's (and vLLM's) completions default: 16 tokens, not the whole context.
+  r.default_max_tokens = kCompletionDefaultMaxTokens;
   Stopwatch sw;
   read_prompts(f.get("prompt"), r, model, config);
   r.tokenize_seconds = sw.seconds();
@@ -190,61 +249,9 @@ GenerationRequest parse_completion_request(const nlohmann::json& body, const Mod
   return r;
 }
 
-std::string render_chat(const nlohmann::json& messages, const ModelContext& model,
-                        bool add_generation_prompt) {
-  if (!model.chat_template) {
-    throw ApiError(400,
-                   "this model has no chat template; pass --chat-template to the server "
-                   "or use /v1/completions");
-  }
-  if (!messages.is_array() || messages.empty())
-    bad_param("messages", "a non-empty list of messages");
-  nlohmann::ordered_json norm = nlohmann::ordered_json::array();
-  for (const auto& m : messages) {
-    if (!m.is_object()) bad_param("messages", "a list of objects with 'role' and 'content'");
-    const auto role = m.find("role");
-    if (role == m.end() || !role->is_string())
-      bad_param("messages", "objects with a string 'role'");
-    const auto& rs = role->get_ref<const std::string&>();
-    if (rs != "system" && rs != "user" && rs != "assistant" && rs != "developer") {
-      throw ApiError(400, "unsupported message role '" + rs + "' (system, user, assistant)",
-                     "messages");
-    }
-    std::string text;
-    const auto content = m.find("content");
-    if (content == m.end() || content->is_null()) {
-      if (rs != "assistant") bad_param("messages", "objects with 'content'");
-    } else if (content->is_string()) {
-      text = content->get<std::string>();
-    } else if (content->is_array()) {
-      for (const auto& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
-          throw ApiError(
-              400, "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
-              "messages");
-        }
-        text += part["text"].get<std::string>();
-      }
-    } else {
-      bad_param("messages", "objects whose 'content' is a string or a list of text parts");
-    }
-    norm.push_back({{"role", rs == "developer" ? "system" : rs}, {"content", text}});
-  }
-  chat::RenderOptions ro;
-  ro.add_generation_prompt = add_generation_prompt;
-  ro.bos_token = model.bos_token;
-  ro.eos_token = model.eos_token;
-  try {
-    return model.chat_template->render(norm, ro);
-  } catch (const Error& e) {
-    // Templates raise on bad conversations ("roles must alternate ..."): the client's fault.
-    throw ApiError(400, std::string("chat template: ") + e.what(), "messages");
-  }
-}
-
 GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelContext& model,
-                                     const ServerConfig& config) {
+                                     const ServerConfig& config,
+                                     const nlohmann::ordered_json* ordered) {
   GenerationRequest r;
   r.kind = ApiKind::kChat;
   Fields f(body);
@@ -262,10 +269,24 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelCont
   }
   const bool add_gen = f.boolean("add_generation_prompt").value_or(true);
   const auto max_tokens = read_max_tokens(f);
+  ToolRequest tools = read_tool_request(f);
+  // Parameter schemas as the client ordered them (their properties' order
+  // is the order the model is asked to write them in).
+  if (ordered != nullptr && tools.active()) {
+    const auto sent = ordered->find("tools");
+    for (std::size_t i = 0; sent != ordered->end() && i < tools.tools.size(); ++i) {
+      const nlohmann::ordered_json& fn = (*sent)[i]["function"];
+      if (const auto p = fn.find("parameters"); p != fn.end() && p->is_object()) {
+        tools.tools[i]["function"]["parameters"] = *p;
+      }
+    }
+  }
+  read_constraint(f, r, model, ordered);
+  enable_tool_output(tools, r, model);
   const nlohmann::json* messages = f.get("messages");
   if (!messages) bad_param("messages", "given");
   Stopwatch sw;
-  const std::string text = render_chat(*messages, model, add_gen);
+  const std::string text = render_chat(*messages, model, add_gen, tools);
   std::vector<TokenId> ids =
       model.tokenizer->encode(text, {.add_special = false, .parse_special = true});
   r.tokenize_seconds = sw.seconds();

@@ -19,12 +19,24 @@
 
 #include "base/attention_window.h"
 #include "sampling/sampling_params.h"
+#include "server/chat_messages.h"
 #include "server/model_context.h"
 #include "server/server_config.h"
+#include "server/tool_calls.h"
 
 namespace folio::server {
 
 enum class ApiKind { kCompletion, kChat };
+
+// /v1/completions without max_tokens: at most this many tokens (OpenAI's and
+// vLLM's default; chat without it runs to the context limit).
+inline constexpr std::int32_t kCompletionDefaultMaxTokens = 16;
+
+// A chat request with tools (tool_choice "auto"): its answer is parsed for calls.
+struct ToolOutput {
+  ToolFormat format = ToolFormat::kGeneric;
+  std::vector<std::string> names;  // the request's tools
+};
 
 struct GenerationRequest {
   ApiKind kind = ApiKind::kCompletion;
@@ -32,6 +44,10 @@ struct GenerationRequest {
   std::vector<std::vector<TokenId>> prompts;  // completions may carry several
   std::vector<std::string> prompt_texts;      // decoded prompts, for echo
   sampling::SamplingParams params;            // as sent; the engine's limits check them
+  // Used when max_tokens is unset, capped by what the context leaves after
+  // each prompt; unset: the engine's default (the rest of the context).
+  std::optional<std::int32_t> default_max_tokens;
+  std::optional<ToolOutput> tool_output;  // chat with active tools
   std::int32_t n = 1;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
@@ -43,17 +59,20 @@ struct GenerationRequest {
   // attention_window / attention_sinks (folio's extra fields); unset: the
   // server's --attention-window.
   std::optional<AttentionWindow> attention_window;
+  // Structured output (response_format, structured_outputs, guided_*, or
+  // tool_choice required / named): the compiled grammar every sample
+  // follows; null: free text.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
   double tokenize_seconds = 0;  // time spent in the tokenizer / template (metrics)
 };
 
+// `ordered`: the same body with key order kept (parse_body_ordered), so a
+// JSON schema's properties come out in the client's order; null: sorted.
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ModelContext& model,
-                                           const ServerConfig& config);
+                                           const ServerConfig& config,
+                                           const nlohmann::ordered_json* ordered = nullptr);
 GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelContext& model,
-                                     const ServerConfig& config);
-
-// The chat template applied to `messages` (validated as OpenAI chat messages);
-// shared with /tokenize. Throws ApiError(400).
-std::string render_chat(const nlohmann::json& messages, const ModelContext& model,
-                        bool add_generation_prompt);
+                                     const ServerConfig& config,
+                                     const nlohmann::ordered_json* ordered = nullptr);
 
 }  // namespace folio::server

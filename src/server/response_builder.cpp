@@ -70,6 +70,25 @@ json finish_json(FinishReason r) {
   return r == FinishReason::kNone ? json(nullptr) : json(finish_reason_name(r));
 }
 
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  json arr = json::array();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    json c = {{"id", calls[i].id},
+              {"type", "function"},
+              {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (with_index) c["index"] = i;
+    arr.push_back(std::move(c));
+  }
+  return arr;
+}
+
+json chat_message(const FinalChoice& c) {
+  if (c.tool_calls.empty()) return {{"role", "assistant"}, {"content", c.text}};
+  return {{"role", "assistant"},
+          {"content", c.text.empty() ? json(nullptr) : json(c.text)},
+          {"tool_calls", tool_calls_json(c.tool_calls, false)}};
+}
+
 }  // namespace
 
 std::string dump(const nlohmann::json& j) {
@@ -97,10 +116,11 @@ std::string final_body(const ResponseMeta& m, const std::vector<FinalChoice>& ch
     for (const auto& p : c.pieces) ps.push_back(&p);
     json lp = logprobs_json(m.kind, ps, logprobs);
     if (m.kind == ApiKind::kChat) {
-      arr.push_back({{"index", c.index},
-                     {"message", {{"role", "assistant"}, {"content", c.text}}},
-                     {"logprobs", lp},
-                     {"finish_reason", finish_json(c.finish)}});
+      arr.push_back(
+          {{"index", c.index},
+           {"message", chat_message(c)},
+           {"logprobs", lp},
+           {"finish_reason", c.tool_calls.empty() ? finish_json(c.finish) : json("tool_calls")}});
     } else {
       arr.push_back({{"index", c.index},
                      {"text", c.text},
@@ -145,6 +165,27 @@ std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const TextDel
               {"stop_reason", nullptr}};
   }
   j["choices"] = json::array({choice});
+  if (m.include_usage) j["usage"] = nullptr;
+  return dump(j);
+}
+
+std::string tool_calls_chunk(const ResponseMeta& m, std::int32_t index,
+                             const std::vector<ToolCall>& calls) {
+  json j = head(m, true);
+  j["choices"] = json::array({{{"index", index},
+                               {"delta", {{"tool_calls", tool_calls_json(calls, true)}}},
+                               {"logprobs", nullptr},
+                               {"finish_reason", nullptr}}});
+  if (m.include_usage) j["usage"] = nullptr;
+  return dump(j);
+}
+
+std::string finish_chunk(const ResponseMeta& m, std::int32_t index, const char* finish_reason) {
+  json j = head(m, true);
+  j["choices"] = json::array({{{"index", index},
+                               {"delta", json::object()},
+                               {"logprobs", nullptr},
+                               {"finish_reason", finish_reason}}});
   if (m.include_usage) j["usage"] = nullptr;
   return dump(j);
 }

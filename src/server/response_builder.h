@@ -16,6 +16,7 @@
 
 #include "engine/output_processor.h"
 #include "server/openai_request.h"
+#include "server/tool_calls.h"
 
 namespace folio::server {
 
@@ -41,6 +42,9 @@ struct FinalChoice {
   std::string text;
   std::vector<TextDelta> pieces;  // for logprobs (tokens + logprobs + offsets)
   FinishReason finish = FinishReason::kNone;
+  // Chat with tools: the calls parsed from the output (`text` is then the
+  // rest: "" gives content null) and finish_reason "tool_calls".
+  std::vector<ToolCall> tool_calls;
 };
 
 nlohmann::json usage_json(const Usage& u);
@@ -57,6 +61,12 @@ std::string chat_role_chunk(const ResponseMeta& m, std::int32_t index);
 // A choice's delta; `d.finish` set makes it the choice's closing chunk.
 std::string delta_chunk(const ResponseMeta& m, std::int32_t index, const TextDelta& d,
                         bool logprobs);
+// One chunk with a choice's whole tool calls (OpenAI's delta.tool_calls:
+// index, id, type, function {name, arguments}), sent when the output ends.
+std::string tool_calls_chunk(const ResponseMeta& m, std::int32_t index,
+                             const std::vector<ToolCall>& calls);
+// A choice's closing chunk: empty delta, `finish_reason` as given.
+std::string finish_chunk(const ResponseMeta& m, std::int32_t index, const char* finish_reason);
 std::string usage_chunk(const ResponseMeta& m, const Usage& usage);
 
 // Never throws on invalid UTF-8 (token pieces may split characters): replaces it.
