@@ -3,7 +3,8 @@
 //
 // The cache is keyed by the top of a stack: the class element being
 // matched, its automaton state, and where up to kContextFrames - 1 frames
-// below it continue (a StackKey). For each key it runs every token through
+// below it continue (a StackKey; frames are added only while the shorter
+// key leaves more than kMaxUncertain tokens open). For each key it runs every token through
 // the grammar with only that much of the stack (below it the context is
 // unknown: kBaseParent) and sorts the tokens three ways (xgrammar's idea,
 // with more context so fewer tokens are left open):
@@ -31,8 +32,11 @@
 
 namespace folio::grammar {
 
-// Frames of context in a cache key (the top and this many - 1 below it).
+// Frames of context in a cache key (the top and up to this many - 1 below
+// it), added one at a time while an entry leaves more than kMaxUncertain
+// tokens to check per step.
 inline constexpr std::size_t kContextFrames = 4;
+inline constexpr std::size_t kMaxUncertain = 128;
 
 // (elem, sub) of the top, then the elem of each frame below it; a trailing
 // kNoParent marks a stack that ends there (the root's end is known).

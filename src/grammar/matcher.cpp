@@ -93,14 +93,23 @@ void GrammarMatcher::fill_mask(std::span<std::uint64_t> bits) {
   StackKey key;
   for (const std::uint32_t top : state.tops) {
     const StackNode n = nodes_[top];
+    // The top alone first; frames below it only while the entry leaves too
+    // many tokens open (after a value's whitespace, say), so most keys stay
+    // short and are shared by every place the same rule is used.
     key.assign({n.elem, n.sub});
     std::uint32_t p = n.parent;
-    while (key.size() <= kContextFrames && p != kNoParent) {
+    const MaskEntry* found = nullptr;
+    for (;;) {
+      if (p == kNoParent) key.push_back(kNoParent);
+      found = &grammar_->entry(key);
+      if (p == kNoParent || found->uncertain.size() <= kMaxUncertain ||
+          key.size() > kContextFrames) {
+        break;
+      }
       key.push_back(nodes_[p].elem);
       p = nodes_[p].parent;
     }
-    if (p == kNoParent) key.push_back(kNoParent);
-    const MaskEntry& e = grammar_->entry(key);
+    const MaskEntry& e = *found;
     for (std::size_t w = 0; w < e.accepted.size(); ++w) bits[w] |= e.accepted[w];
     for (const TokenId id : e.uncertain) {
       const auto u = static_cast<std::size_t>(id);
