@@ -2,6 +2,7 @@
 #include "sampling/candidates.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace folio::sampling {
 
@@ -10,6 +11,14 @@ void Candidates::assign(std::span<const float> logits) {
   items.reserve(logits.size());
   for (std::size_t i = 0; i < logits.size(); ++i) {
     items.push_back(Candidate{static_cast<TokenId>(i), logits[i]});
+  }
+  sorted = false;
+}
+
+void Candidates::assign_finite(std::span<const float> logits) {
+  items.clear();
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    if (std::isfinite(logits[i])) items.push_back(Candidate{static_cast<TokenId>(i), logits[i]});
   }
   sorted = false;
 }

@@ -32,6 +32,10 @@ struct Candidates {
 
   // Fills `items` with every token of `logits` (id = index), reusing capacity.
   void assign(std::span<const float> logits);
+  // Every token whose logit is finite (a grammar's mask sets the others to
+  // -inf: they have probability 0, and leaving them out makes the list as
+  // short as the set of allowed tokens). Empty when none is.
+  void assign_finite(std::span<const float> logits);
 
   // Fills `items` with only the k best tokens of `logits`, sorted, in one
   // pass with a k-sized heap: most tokens cost a single comparison, and the

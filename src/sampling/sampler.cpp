@@ -62,10 +62,14 @@ const Candidates& Sampler::target(std::span<const float> logits) {
   }
   // top_k (always the first candidate step) is fused into building the list.
   const auto k = static_cast<std::size_t>(params_.top_k);
-  if (params_.top_k > 0 && k < work.size())
+  if (params_.top_k > 0 && k < work.size()) {
     candidates_.assign_top_k(work, k);
-  else
+  } else if (allowed_ != nullptr) {
+    candidates_.assign_finite(work);  // the same distribution over far fewer candidates
+    if (candidates_.items.empty()) candidates_.assign(work);
+  } else {
     candidates_.assign(work);
+  }
   for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
   return candidates_;
 }
