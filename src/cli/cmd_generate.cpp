@@ -11,6 +11,9 @@
 //    "stop_token_ids": [...], "include_stop_str_in_output": false,
 //    "attention_window": 0, "attention_sinks": 4}  (folio's sink + window attention, as
 //    the server's request fields; unset: --attention-window)
+//    and an output constraint as vLLM names them: "guided_json": SCHEMA,
+//    "guided_regex", "guided_choice": [...], "guided_grammar": GBNF (at most
+//    one; unset: --json-schema / --grammar / --regex, if given).
 // Defaults follow the OpenAI completions API (max_tokens 16, temperature 1).
 // A text prompt is tokenized with the vocabulary's BOS/EOS rules, as a raw
 // completion (no chat template). Text comes from the engine's
@@ -29,6 +32,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +40,11 @@
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
+#include "cli/constraint_flags.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 #include "engine/output_processor.h"
+#include "grammar/grammar_cache.h"
 
 namespace folio::cli {
 
@@ -49,6 +55,7 @@ using nlohmann::json;
 struct GenerateArgs {
   std::string model, input, output;
   EngineFlags engine;
+  ConstraintFlags constraint;
 };
 
 template <class T>
@@ -96,7 +103,11 @@ sampling::SamplingParams parse_params(const json& j) {
                                        "model",
                                        "user",
                                        "attention_window",
-                                       "attention_sinks"};
+                                       "attention_sinks",
+                                       "guided_json",
+                                       "guided_regex",
+                                       "guided_choice",
+                                       "guided_grammar"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
@@ -134,9 +145,39 @@ struct Line {
   std::vector<json> samples;  // per sample: text, token_ids, finish_reason
 };
 
+// The line's output constraint (guided_*), else the flags' default.
+std::optional<grammar::ConstraintSpec> line_constraint(
+    const json& j, const std::optional<grammar::ConstraintSpec>& fallback) {
+  std::optional<grammar::ConstraintSpec> spec;
+  const auto set = [&](const char* key, grammar::ConstraintSpec s) {
+    if (spec) throw Error(std::string("'") + key + "' cannot be combined with another guided_*");
+    spec = std::move(s);
+  };
+  if (j.contains("guided_json")) {
+    const json& v = j["guided_json"];
+    set("guided_json", {grammar::ConstraintKind::kJsonSchema,
+                        v.is_string() ? v.get<std::string>() : v.dump(),
+                        {}});
+  }
+  if (j.contains("guided_regex")) {
+    set("guided_regex",
+        {grammar::ConstraintKind::kRegex, get_field<std::string>(j, "guided_regex", ""), {}});
+  }
+  if (j.contains("guided_choice")) {
+    set("guided_choice", {grammar::ConstraintKind::kChoice, "",
+                          get_field<std::vector<std::string>>(j, "guided_choice", {})});
+  }
+  if (j.contains("guided_grammar")) {
+    set("guided_grammar",
+        {grammar::ConstraintKind::kGbnf, get_field<std::string>(j, "guided_grammar", ""), {}});
+  }
+  return spec ? spec : fallback;
+}
+
 // Parses one input line and queues it; errors stay on the line.
 void submit(engine::LLMEngine& e, const tokenizer::Tokenizer& tok, const std::string& text,
-            engine::RequestId id, Line& line) {
+            engine::RequestId id, Line& line, grammar::GrammarCache& grammars,
+            const std::optional<grammar::ConstraintSpec>& fallback) {
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("expected a JSON object");
@@ -146,6 +187,7 @@ void submit(engine::LLMEngine& e, const tokenizer::Tokenizer& tok, const std::st
     r.params = parse_params(j);
     r.prompt = parse_prompt(j["prompt"], tok);
     r.n = get_field<std::int32_t>(j, "n", 1);
+    if (const auto spec = line_constraint(j, fallback)) r.grammar = grammars.get(*spec);
     if (j.contains("attention_window") || j.contains("attention_sinks")) {
       if (!j.contains("attention_window"))
         throw Error("'attention_sinks' needs 'attention_window'");
@@ -207,6 +249,9 @@ int generate(const GenerateArgs& a) {
   std::fprintf(stderr, "folio: loaded %s in %.2f s\n", m->file->source().c_str(),
                load_time.seconds());
   print_engine_summary(*stack);
+  grammar::GrammarCache grammars(grammar::TokenVocab::from_tokenizer(m->tok));
+  const std::optional<grammar::ConstraintSpec> fallback = constraint_from_flags(a.constraint);
+  if (fallback) grammars.get(*fallback);  // a constraint that does not compile fails here, once
 
   Stopwatch run_time;
   std::vector<Line> lines;
@@ -215,7 +260,7 @@ int generate(const GenerateArgs& a) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     Line& line = lines.emplace_back();
     line.line_no = line_no;
-    submit(e, m->tok, text, engine::RequestId{lines.size()}, line);
+    submit(e, m->tok, text, engine::RequestId{lines.size()}, line, grammars, fallback);
   }
   // Only lines still producing are visited after each step (not every line of the file).
   std::vector<Line*> open;
@@ -265,6 +310,7 @@ Command register_generate(CLI::App& app) {
   sub->add_option("--output", a->output, "Output JSONL: one line per sample, input order")
       ->required();
   add_engine_flags(sub, a->engine);
+  add_constraint_flags(sub, a->constraint);
   return {sub, [a]() { return generate(*a); }};
 }
 

@@ -5,7 +5,9 @@
 // chat template (tokenizer.chat_template), so instruct models answer it;
 // --raw feeds the text as is. Generated text goes to stdout through the
 // streaming detokenizer (never a broken UTF-8 sequence); logs and the
-// load / prompt / generation statistics go to stderr.
+// load / prompt / generation statistics go to stderr. --json-schema,
+// --grammar or --regex constrain the output (structured output); with them,
+// as with --speculative-config, the prompt runs through the paged engine.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -18,12 +20,16 @@
 #include "base/timer.h"
 #include "chat/chat_template.h"
 #include "cli/commands.h"
+#include "cli/constraint_flags.h"
 #include "cli/default_model.h"
 #include "cli/engine_flags.h"
 #include "cli/model_file.h"
 #include "cli/model_template.h"
 #include "engine/output_processor.h"
 #include "gguf/gguf_file.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/grammar_error.h"
 #include "kernels/thread_pool.h"
 #include "model/contiguous_kv_cache.h"
 #include "model/model.h"
@@ -49,6 +55,7 @@ struct RunArgs {
   int activation_bits = 16;
   bool raw = false;
   std::string speculative_config;  // non-empty: through the engine, with drafts
+  ConstraintFlags constraint;      // set: through the engine, constrained
 };
 
 int default_threads() {
@@ -91,8 +98,11 @@ sampling::SamplingParams sampling_params(const RunArgs& a) {
 // --speculative-config: the same generation through the paged engine, whose
 // step verifies the drafts (spec/), streamed by the one output processor.
 int run_on_engine(const RunArgs& a) {
-  if (a.precision != "fast")
-    throw Error("--speculative-config runs on the engine, which uses --precision fast");
+  if (a.precision != "fast") {
+    throw Error(
+        "--speculative-config and the output constraints run on the engine, which uses "
+        "--precision fast");
+  }
   EngineFlags f;
   f.threads = a.threads;
   f.activation_bits = a.activation_bits;
@@ -113,6 +123,15 @@ int run_on_engine(const RunArgs& a) {
   r.id = engine::RequestId{1};
   r.prompt = prompt;
   r.params = sampling_params(a);
+  if (const auto spec = constraint_from_flags(a.constraint)) {
+    try {
+      r.grammar = std::make_shared<const grammar::CompiledGrammar>(
+          grammar::parse_gbnf(grammar::to_gbnf(*spec)),
+          grammar::TokenVocab::from_tokenizer(m->tok));
+    } catch (const grammar::GrammarError& err) {
+      throw Error(std::string("the output constraint: ") + err.what());
+    }
+  }
   engine::OutputProcessor out(m->tok, r.params, 1);
   auto channel = e->core.add_request(std::move(r));
   Stopwatch gen_time;
@@ -139,7 +158,7 @@ int run_on_engine(const RunArgs& a) {
 
 int run(const RunArgs& a) {
   if (a.n_predict < 0) throw Error("-n must be >= 0");
-  if (!a.speculative_config.empty()) return run_on_engine(a);
+  if (!a.speculative_config.empty() || constraint_from_flags(a.constraint)) return run_on_engine(a);
   const int threads = a.threads > 0 ? a.threads : default_threads();
   Stopwatch load_time;
   const auto file = open_model_file(resolve_model_path(a.model));
@@ -225,6 +244,7 @@ Command register_run(CLI::App& app) {
   sub->add_flag("--raw", a->raw, "Do not apply the model's chat template to the prompt");
   sub->add_option("--speculative-config", a->speculative_config,
                   "Speculative decoding (JSON, as on serve); runs the prompt through the engine");
+  add_constraint_flags(sub, a->constraint);
   return {sub, [a]() { return run(*a); }};
 }
 
