@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz/run.sh SECONDS: build the fuzzers with clang in build/fuzz, seed their
 # corpora with small valid inputs, and fuzz: the GGUF reader for SECONDS, the
-# safetensors / config.json readers for SECONDS / 2; print the numbers.
+# safetensors / config.json readers and the output constraints (GBNF, JSON
+# Schema, regex) for SECONDS / 2 each; print the numbers.
 # Exits non-zero when a fuzzer finds a crash, leak, timeout or OOM (the input
 # is saved as build/fuzz/artifacts/<target>-crash-* etc.).
 set -euo pipefail
@@ -14,7 +15,7 @@ if [[ ! -f $build/build.ninja ]]; then
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFOLIO_FUZZ=ON -DFOLIO_BUILD_TESTS=OFF -DFOLIO_NATIVE=OFF
 fi
-ninja -C "$build" -j"$jobs" gguf_fuzz gguf_make_corpus safetensors_fuzz
+ninja -C "$build" -j"$jobs" gguf_fuzz gguf_make_corpus safetensors_fuzz grammar_fuzz
 
 mkdir -p "$build/corpus" "$build/st_corpus" "$build/artifacts"
 "$build/fuzz/gguf_make_corpus" "$build/corpus"
@@ -27,6 +28,15 @@ st_header='{"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[2,2],"dat
 } > "$build/st_corpus/seed.safetensors"
 printf '%s' '{"architectures":["LlamaForCausalLM"],"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":100,"rope_parameters":{"rope_theta":10000.0,"rope_type":"default"},"quantization_config":{"quant_method":"gptq","bits":4,"group_size":32,"desc_act":true,"sym":false,"checkpoint_format":"gptq_v2"}}' \
   > "$build/st_corpus/config.json"
+
+# grammar seeds: the first byte picks GBNF (0), JSON Schema (1), regex (2), choices (3).
+mkdir -p "$build/grammar_corpus"
+printf '\x00root ::= "{" ws ("\\"" [a-z]+ "\\"" ws ":" ws [0-9]{1,3})? "}"\nws ::= [ \\n]{0,2}\n' \
+  > "$build/grammar_corpus/gbnf"
+printf '\x01{"type":"object","properties":{"a":{"type":"integer","minimum":-5},"b":{"type":"array","items":{"type":"string","maxLength":4},"maxItems":3},"c":{"enum":["x",1,null]}},"required":["a"]}' \
+  > "$build/grammar_corpus/schema"
+printf '\x02(ab|c)+[0-9]{2,4}\\.?[^x]*' > "$build/grammar_corpus/regex"
+printf '\x03yes\nno\nmaybe' > "$build/grammar_corpus/choice"
 
 status=0
 fuzz_one() {  # fuzz_one TARGET CORPUS SECONDS [libFuzzer flags...]
@@ -51,4 +61,5 @@ fuzz_one() {  # fuzz_one TARGET CORPUS SECONDS [libFuzzer flags...]
 }
 fuzz_one gguf_fuzz "$build/corpus" "$seconds" -dict="$root/fuzz/gguf.dict"
 fuzz_one safetensors_fuzz "$build/st_corpus" "$(((seconds + 1) / 2))"
+fuzz_one grammar_fuzz "$build/grammar_corpus" "$(((seconds + 1) / 2))"
 exit "$status"

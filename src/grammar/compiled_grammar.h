@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -50,10 +51,22 @@ struct StackKeyHash {
   }
 };
 
+// An entry's accepted tokens as a bitset (a bit per token id) when many,
+// else as a list of ids (most places inside JSON structure allow a few
+// dozen tokens: a list is a fraction of a 262144-token vocabulary's 32 KiB).
 struct MaskEntry {
-  std::vector<std::uint64_t> accepted;  // bit per token id
+  std::vector<std::uint64_t> accepted_bits;  // empty when the list is used
+  std::vector<TokenId> accepted_ids;
   std::vector<TokenId> uncertain;
+
+  void add_accepted_to(std::span<std::uint64_t> bits) const;
+  std::size_t bytes() const;
 };
+
+// Bounds on one grammar's cache: past this many bytes of entries the cache
+// starts over (entries are recomputed as met; a grammar whose positions
+// never repeat cannot grow it without bound).
+inline constexpr std::size_t kMaxMaskCacheBytes = std::size_t{64} << 20;
 
 class CompiledGrammar {
  public:
@@ -63,16 +76,19 @@ class CompiledGrammar {
   const TokenVocab& vocab() const { return *vocab_; }
   std::size_t mask_words() const { return (vocab_->size() + 63) / 64; }
 
-  const MaskEntry& entry(const StackKey& key) const;
+  // Shared: an entry stays valid for its holder even if the cache starts over.
+  std::shared_ptr<const MaskEntry> entry(const StackKey& key) const;
   std::size_t cached_entries() const;
+  std::size_t cache_bytes() const;
 
  private:
-  std::unique_ptr<MaskEntry> compute(const StackKey& key) const;
+  std::shared_ptr<const MaskEntry> compute(const StackKey& key) const;
 
   Grammar grammar_;
   std::shared_ptr<const TokenVocab> vocab_;
   mutable std::mutex mu_;
-  mutable std::unordered_map<StackKey, std::unique_ptr<MaskEntry>, StackKeyHash> cache_;
+  mutable std::unordered_map<StackKey, std::shared_ptr<const MaskEntry>, StackKeyHash> cache_;
+  mutable std::size_t cache_bytes_ = 0;
 };
 
 }  // namespace folio::grammar

@@ -41,9 +41,19 @@ std::string choice_gbnf(const std::vector<std::string>& choices) {
 }
 
 std::string schema_gbnf(const std::string& text) {
+  // The converter recurses per level: nesting is bounded as request bodies
+  // are (server/json_fields.h).
+  constexpr int kMaxSchemaDepth = 64;
+  const auto depth_guard = [](int depth, nlohmann::ordered_json::parse_event_t,
+                              nlohmann::ordered_json&) {
+    if (depth > kMaxSchemaDepth) {
+      throw GrammarError("", "the JSON schema nests deeper than 64 levels");
+    }
+    return true;
+  };
   nlohmann::ordered_json schema;
   try {
-    schema = nlohmann::ordered_json::parse(text);  // keeps property order
+    schema = nlohmann::ordered_json::parse(text, depth_guard);  // keeps property order
   } catch (const nlohmann::json::parse_error& e) {
     throw GrammarError("byte " + std::to_string(e.byte),
                        std::string("the JSON schema is not valid JSON: ") + e.what());

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
+#include <utility>
 
 #include "base/error.h"
 #include "grammar/grammar_error.h"
@@ -82,22 +82,32 @@ void Grammar::validate() const {
       }
     }
   }
+  // Iterative depth-first search (a grammar may chain thousands of rules).
   enum : std::uint8_t { kWhite, kGrey, kBlack };
   std::vector<std::uint8_t> colour(rules.size(), kWhite);
-  std::function<void(std::uint32_t)> visit = [&](std::uint32_t r) {
-    colour[r] = kGrey;
-    for (const std::uint32_t s : first[r]) {
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;  // rule, next edge
+  for (std::uint32_t r0 = 0; r0 < rules.size(); ++r0) {
+    if (colour[r0] != kWhite) continue;
+    colour[r0] = kGrey;
+    stack.emplace_back(r0, 0);
+    while (!stack.empty()) {
+      auto& [r, edge] = stack.back();
+      if (edge == first[r].size()) {
+        colour[r] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const std::uint32_t s = first[r][edge++];
       if (colour[s] == kGrey) {
         throw GrammarError("rule '" + rules[s].name + "'",
                            "left recursion (the rule can reach itself before matching any "
                            "character; rewrite it with repetition, e.g. x ::= y (\",\" y)*)");
       }
-      if (colour[s] == kWhite) visit(s);
+      if (colour[s] == kWhite) {
+        colour[s] = kGrey;
+        stack.emplace_back(s, 0);
+      }
     }
-    colour[r] = kBlack;
-  };
-  for (std::uint32_t r = 0; r < rules.size(); ++r) {
-    if (colour[r] == kWhite) visit(r);
   }
 }
 

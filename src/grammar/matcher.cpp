@@ -98,10 +98,10 @@ void GrammarMatcher::fill_mask(std::span<std::uint64_t> bits) {
     // short and are shared by every place the same rule is used.
     key.assign({n.elem, n.sub});
     std::uint32_t p = n.parent;
-    const MaskEntry* found = nullptr;
+    std::shared_ptr<const MaskEntry> found;
     for (;;) {
       if (p == kNoParent) key.push_back(kNoParent);
-      found = &grammar_->entry(key);
+      found = grammar_->entry(key);
       if (p == kNoParent || found->uncertain.size() <= kMaxUncertain ||
           key.size() > kContextFrames) {
         break;
@@ -110,7 +110,7 @@ void GrammarMatcher::fill_mask(std::span<std::uint64_t> bits) {
       p = nodes_[p].parent;
     }
     const MaskEntry& e = *found;
-    for (std::size_t w = 0; w < e.accepted.size(); ++w) bits[w] |= e.accepted[w];
+    e.add_accepted_to(bits);
     for (const TokenId id : e.uncertain) {
       const auto u = static_cast<std::size_t>(id);
       if ((bits[u / 64] >> (u % 64)) & 1) continue;

@@ -336,9 +336,11 @@ class RegexParser {
         fail(at, "inline flags and other (?...) groups are not supported");
       }
     }
+    if (++depth_ > kMaxGroupNesting) fail(at, "groups nested more than 64 deep");
     Node inner = parse_alt();
     if (!peek(')')) fail(at, "unterminated group '('");
     ++pos_;
+    --depth_;
     // A group is its own node so a quantifier applies to all of it.
     Node g;
     g.kind = Node::kSeq;
@@ -466,8 +468,10 @@ class RegexParser {
     return r;
   }
 
+  static constexpr int kMaxGroupNesting = 64;  // bounds the parser's (and emitter's) recursion
   std::string_view re_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 // Writes the tree as GBNF. In JSON-string mode a character set becomes the

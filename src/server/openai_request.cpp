@@ -154,13 +154,6 @@ void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelCont
   }
 }
 
-// How the answer is read for tool calls. tool_choice "required" or a named
-// function must constrain the output to tool_call_schema(); this is the one
-// place to switch that on once constrained decoding (src/grammar/) is
-// wired into GenerationRequest: set the constraint to
-//   grammar::ConstraintSpec{grammar::ConstraintKind::kJsonSchema, schema.dump()}
-// and parse the output as ToolFormat::kGeneric (the schema's form, whatever
-// the template), instead of refusing.
 // The compiled grammar for `c` (cached per model); a constraint that does
 // not compile is a 400 naming its field and the offending part.
 std::shared_ptr<const grammar::CompiledGrammar> compile(const OutputConstraint& c,
