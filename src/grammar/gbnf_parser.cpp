@@ -268,6 +268,11 @@ class Parser {
 
   void apply_quantifiers(std::vector<Element>& atom) {
     for (;;) {
+      // As llama.cpp: blanks may separate an operator from its operand.
+      while (peek() == ' ' || peek() == '\t' ||
+             (depth_ > 0 && (peek() == '\n' || peek() == '\r'))) {
+        ++pos_;
+      }
       const char q = peek();
       if (q != '*' && q != '+' && q != '?' && q != '{') return;
       const std::size_t at = pos_;

@@ -45,6 +45,13 @@ TEST(GbnfParser, LiteralsClassesAndGroups) {
   EXPECT_FALSE(accepts(g, "abe"));
 }
 
+TEST(GbnfParser, BlanksBeforeOperators) {
+  const Grammar g = parse_gbnf("root ::= \"a\" ? [0-9] + (\"x\"\n  | \"y\") {1,2}\n");
+  EXPECT_TRUE(accepts(g, "a1x"));
+  EXPECT_TRUE(accepts(g, "12yx"));
+  EXPECT_FALSE(accepts(g, "a1"));
+}
+
 TEST(GbnfParser, AlternativesContinueOnNextLines) {
   const Grammar g = parse_gbnf("root ::= item\n  | \"[\" item \"]\"\nitem ::= [0-9]\n");
   EXPECT_TRUE(accepts(g, "7"));
