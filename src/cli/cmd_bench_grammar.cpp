@@ -12,7 +12,7 @@
 //
 // --decode 1,16: what constraining costs the engine. For each concurrency
 // c, c requests (the prompt --prompt as a chat message, sampled at
-// temperature 0.8 with seeds 1..c, --decode-output tokens each) run through
+// --decode-temperature (0.8) with seeds 1..c, --decode-output tokens each) run through
 // the paged engine constrained and unconstrained (ignore_eos), alternating
 // which goes first, -r times; reported: output tokens/s of each (median)
 // and the ratio. Pick a constraint that cannot be complete within
@@ -57,6 +57,7 @@ struct BenchGrammarArgs {
   bool json_out = false;
   std::string decode;  // concurrencies, e.g. "1,16"; empty: no decode run
   int decode_output = 128;
+  float decode_temperature = 0.8f;
   std::string prompt = "List people as JSON.";
   EngineFlags engine;
 };
@@ -109,15 +110,15 @@ std::vector<double> walk(const std::shared_ptr<const grammar::CompiledGrammar>& 
 
 // One run of `c` requests; output tokens/s.
 double decode_run(engine::LLMEngine& e, const std::vector<TokenId>& prompt, int c, int max_tokens,
-                  const std::shared_ptr<const grammar::CompiledGrammar>& g, std::uint64_t& next_id,
-                  std::size_t& short_outputs) {
+                  float temperature, const std::shared_ptr<const grammar::CompiledGrammar>& g,
+                  std::uint64_t& next_id, std::size_t& short_outputs) {
   std::vector<std::shared_ptr<engine::OutputChannel>> chans;
   Stopwatch clock;
   for (int i = 0; i < c; ++i) {
     engine::EngineRequest r;
     r.id = engine::RequestId{next_id++};
     r.prompt = prompt;
-    r.params.temperature = 0.8f;
+    r.params.temperature = temperature;
     r.params.seed = static_cast<std::uint64_t>(i + 1);
     r.params.max_tokens = max_tokens;
     r.params.ignore_eos = g == nullptr;
@@ -169,13 +170,14 @@ void bench_decode(const BenchGrammarArgs& a, const grammar::ConstraintSpec& spec
   // cache, as a server does once a schema has been used.
   std::vector<std::pair<int, double>> cold;
   for (const int c : parse_count_list("--decode", a.decode, "request count")) {
-    cold.emplace_back(c, decode_run(e, prompt, c, a.decode_output, g, next_id, short_outputs));
+    cold.emplace_back(c, decode_run(e, prompt, c, a.decode_output, a.decode_temperature, g, next_id,
+                                    short_outputs));
   }
   short_outputs = 0;
   std::printf(
-      "decode (%d output tokens, temperature 0.8, -r %d; constrained outputs that ended "
+      "decode (%d output tokens, temperature %.2f, -r %d; constrained outputs that ended "
       "early are counted below):\n",
-      a.decode_output, a.repetitions);
+      a.decode_output, static_cast<double>(a.decode_temperature), a.repetitions);
   std::printf("%12s %14s %14s %8s\n", "concurrency", "free tok/s", "constrained", "ratio");
   for (const int c : parse_count_list("--decode", a.decode, "request count")) {
     std::vector<double> free_tps, con_tps;
@@ -183,8 +185,8 @@ void bench_decode(const BenchGrammarArgs& a, const grammar::ConstraintSpec& spec
       const bool constrained_first = r % 2 == 1;
       for (int k = 0; k < 2; ++k) {
         const bool con = (k == 0) == constrained_first;
-        const double tps =
-            decode_run(e, prompt, c, a.decode_output, con ? g : nullptr, next_id, short_outputs);
+        const double tps = decode_run(e, prompt, c, a.decode_output, a.decode_temperature,
+                                      con ? g : nullptr, next_id, short_outputs);
         (con ? con_tps : free_tps).push_back(tps);
       }
     }
@@ -291,6 +293,9 @@ Command register_bench_grammar(CLI::App& app) {
   sub->add_option("--decode-output", a->decode_output, "Output tokens per request for --decode")
       ->capture_default_str();
   sub->add_option("--prompt", a->prompt, "The chat message for --decode")->capture_default_str();
+  sub->add_option("--decode-temperature", a->decode_temperature,
+                  "Sampling temperature for --decode (0: greedy)")
+      ->capture_default_str();
   add_engine_flags(sub, a->engine);
   sub->add_option("-r,--repetitions", a->repetitions, "Warm walks")->capture_default_str();
   sub->add_flag("--json", a->json_out, "Print the results as JSON");

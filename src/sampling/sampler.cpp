@@ -2,6 +2,7 @@
 #include "sampling/sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "base/error.h"
@@ -42,6 +43,36 @@ Sampler::Sampler(SamplingParams params, std::int32_t vocab_size, std::span<const
 
 const Candidates& Sampler::target(std::span<const float> logits) {
   FOLIO_CHECK(logits.size() == static_cast<std::size_t>(vocab_size_), "logits size != vocab");
+  const auto k = static_cast<std::size_t>(params_.top_k);
+  if (allowed_ != nullptr && chain_.logit_steps.empty() &&
+      (chain_.greedy || params_.top_k <= 0 || k >= logits.size())) {
+    // Constrained with nothing to edit densely: visit the allowed tokens
+    // only (a few hundred), not a copy of the whole vocabulary. The same
+    // result as the dense path below: the lowest id of the best logit, or
+    // the finite allowed candidates in id order.
+    candidates_.items.clear();
+    const std::size_t words = (logits.size() + 63) / 64;
+    for (std::size_t w = 0; w < words; ++w) {
+      for (std::uint64_t x = allowed_[w]; x != 0; x &= x - 1) {
+        const std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(x));
+        if (i >= logits.size()) break;
+        if (chain_.greedy) {
+          if (candidates_.items.empty() || logits[i] > candidates_.items.front().logit) {
+            candidates_.items.assign(1, Candidate{static_cast<TokenId>(i), logits[i]});
+          }
+        } else if (std::isfinite(logits[i])) {
+          candidates_.items.push_back(Candidate{static_cast<TokenId>(i), logits[i]});
+        }
+      }
+    }
+    if (!candidates_.items.empty()) {
+      candidates_.sorted = chain_.greedy;
+      if (!chain_.greedy) {
+        for (const CandidateStep& s : chain_.candidate_steps) s.apply(candidates_);
+      }
+      return candidates_;
+    }
+  }
   std::span<const float> work = logits;
   if (!chain_.logit_steps.empty() || allowed_ != nullptr) {
     scratch_.assign(logits.begin(), logits.end());
@@ -61,7 +92,6 @@ const Candidates& Sampler::target(std::span<const float> logits) {
     return candidates_;
   }
   // top_k (always the first candidate step) is fused into building the list.
-  const auto k = static_cast<std::size_t>(params_.top_k);
   if (params_.top_k > 0 && k < work.size()) {
     candidates_.assign_top_k(work, k);
   } else if (allowed_ != nullptr) {

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -197,6 +200,55 @@ TEST(Sampler, DrawsFollowTruncatedDistribution) {
   std::vector<TokenId> draws;
   for (int i = 0; i < 20000; ++i) draws.push_back(s.sample(l).id);
   EXPECT_LT(chi_square(draws, probs), 13.8);  // df = 2, p = 0.001
+}
+
+// A grammar's mask (set_allowed) gives the same token, draw for draw, as
+// the model's logits with the removed tokens at -inf: the sparse path
+// (allowed tokens only) and the dense one (penalties, top-k) alike.
+TEST(Sampler, AllowedMaskEqualsMinusInfinity) {
+  const std::int32_t vocab = 1000;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> logit(-4.0f, 4.0f);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  SamplingParams hot;
+  hot.temperature = 0.9f;
+  SamplingParams nucleus = hot;
+  nucleus.top_p = 0.8f;
+  nucleus.min_p = 0.02f;
+  SamplingParams top_k = hot;
+  top_k.top_k = 20;
+  SamplingParams penalized = hot;
+  penalized.repetition_penalty = 1.3f;
+  penalized.presence_penalty = 0.5f;
+  for (const SamplingParams& base : {greedy, hot, nucleus, top_k, penalized}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      SamplingParams p = base;
+      p.seed = 100 + trial;
+      std::vector<float> logits(vocab);
+      for (float& l : logits) l = logit(rng);
+      std::vector<std::uint64_t> bits((vocab + 63) / 64, 0);
+      std::vector<float> masked(vocab, -std::numeric_limits<float>::infinity());
+      for (int i = 0; i < vocab; ++i) {
+        if (rng() % 7 == 0) {
+          bits[static_cast<std::size_t>(i) / 64] |= std::uint64_t{1} << (i % 64);
+          masked[static_cast<std::size_t>(i)] = logits[static_cast<std::size_t>(i)];
+        }
+      }
+      const std::vector<TokenId> prompt = {3, 5, 7};
+      Sampler with_mask(p, vocab, {}, prompt);
+      Sampler reference(p, vocab, {}, prompt);
+      with_mask.set_allowed(bits.data());
+      for (int step = 0; step < 5; ++step) {
+        const TokenId a = with_mask.sample(logits).id;
+        const TokenId b = reference.sample(masked).id;
+        ASSERT_EQ(a, b) << "trial " << trial << " step " << step;
+        EXPECT_TRUE((bits[static_cast<std::size_t>(a) / 64] >> (a % 64)) & 1);
+        with_mask.accept(a);
+        reference.accept(b);
+      }
+    }
+  }
 }
 
 TEST(Sampler, RejectsBadParamsAndInputs) {
