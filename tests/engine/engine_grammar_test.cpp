@@ -57,7 +57,7 @@ TEST(EngineGrammar, GreedyAndSampledOutputsParse) {
   chans.push_back(e->add_request(constrained(1, "Describe a person as JSON:", greedy_p, g)));
   for (int k = 0; k < 6; ++k) {
     sampling::SamplingParams p;
-    p.temperature = 0.4 + 0.15 * k;
+    p.temperature = 0.4f + 0.15f * static_cast<float>(k);
     p.seed = 100 + k;
     p.max_tokens = 200;
     chans.push_back(e->add_request(constrained(2 + k, "A user record:", p, g, k == 5 ? 3 : 1)));
@@ -104,9 +104,7 @@ TEST(EngineGrammar, GreedyIsTheSameAloneBatchedAndSpeculated) {
     auto e = make_engine(speculate ? sc : small_config());
     std::vector<std::shared_ptr<OutputChannel>> chans;
     for (int i = 0; i < 4; ++i) chans.push_back(e->add_request(constrained(10 + i, prompt, p, g)));
-    sampling::SamplingParams free = p;
-    chans.push_back(
-        e->add_request(req(20, random_prompt(3, 17), free)));  // unconstrained neighbour
+    chans.push_back(e->add_request(req(20, random_prompt(3, 17), p)));  // a free neighbour
     e->run_until_idle();
     for (int i = 0; i < 4; ++i) {
       const SampleResult r = collect(chans[static_cast<std::size_t>(i)]->drain(), 1)[0];

@@ -213,7 +213,7 @@ TEST_F(ToolsTest, ForcedToolChoiceConstrainsTheOutputToACall) {
         post("/v1/chat/completions",
              {{"messages", kUser}, {"tools", kTools}, {"tool_choice", choice}, {"max_tokens", n}});
     ASSERT_EQ(r.status, 200) << r.body;
-    const auto& g = engine_->submitted().back().grammar;
+    const auto g = engine_->submitted().back().grammar;  // submitted() returns a copy
     ASSERT_NE(g, nullptr);  // the engine constrains the output to the call schema
     EXPECT_NE(g->grammar().dump().find("[g] [e] [t] [_] [w]"), std::string::npos);  // the name
     const json c = body_json(r)["choices"][0];
