@@ -8,6 +8,7 @@
 
 #include "grammar/grammar_error.h"
 #include "grammar/grammar_rewrite.h"
+#include "tokenizer/utf8.h"
 
 namespace folio::grammar {
 namespace {
@@ -374,27 +375,10 @@ class Parser {
       ++pos_;
       return c;
     }
-    int len = 0;
-    std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      fail("invalid UTF-8 in the grammar");
-    }
-    if (pos_ + static_cast<std::size_t>(len) > src_.size()) fail("invalid UTF-8 in the grammar");
-    for (int i = 1; i < len; ++i) {
-      const auto b = static_cast<unsigned char>(src_[pos_ + static_cast<std::size_t>(i)]);
-      if ((b & 0xC0) != 0x80) fail("invalid UTF-8 in the grammar");
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    pos_ += static_cast<std::size_t>(len);
+    const std::size_t n = tokenizer::utf8::valid_sequence_length(src_, pos_);
+    if (n == 0) fail("invalid UTF-8 in the grammar");
+    const auto cp = static_cast<std::uint32_t>(tokenizer::utf8::decode(src_, pos_, n));
+    pos_ += n;
     return cp;
   }
 

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "grammar/grammar_error.h"
+#include "tokenizer/utf8.h"
 
 namespace folio::grammar {
 
@@ -58,48 +59,19 @@ bool contains(const CodepointRanges& r, std::uint32_t cp) {
 }
 
 // Decodes one UTF-8 code point at s[i]; false on malformed input.
+// The code point at s[i] (advancing i); false when the bytes there are not
+// well-formed UTF-8 (tokenizer/utf8.h's rules: no overlong forms, no
+// surrogates, nothing above U+10FFFF).
 bool decode_utf8(std::string_view s, std::size_t& i, std::uint32_t& cp) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  int len = 0;
-  if (b0 < 0x80) {
-    cp = b0, len = 1;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    cp = b0 & 0x1F, len = 2;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    cp = b0 & 0x0F, len = 3;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    cp = b0 & 0x07, len = 4;
-  } else {
-    return false;
-  }
-  if (i + len > s.size()) return false;
-  for (int k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return false;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  static constexpr std::uint32_t kMinForLen[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinForLen[len] || cp > kMaxCodepoint || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-  i += len;
+  const std::size_t n = tokenizer::utf8::valid_sequence_length(s, i);
+  if (n == 0) return false;
+  cp = static_cast<std::uint32_t>(tokenizer::utf8::decode(s, i, n));
+  i += n;
   return true;
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
+  tokenizer::utf8::append(out, static_cast<char32_t>(cp));
 }
 
 // One code point inside a GBNF literal or class: controls, DEL and

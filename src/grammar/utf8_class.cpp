@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "base/error.h"
+#include "tokenizer/utf8.h"
 
 namespace folio::grammar {
 namespace {
@@ -60,20 +62,9 @@ void split_range(std::uint32_t lo, std::uint32_t hi, std::vector<Sequence>& out)
 }  // namespace
 
 std::vector<std::uint8_t> encode_utf8(std::uint32_t cp) {
-  if (cp < 0x80) return {static_cast<std::uint8_t>(cp)};
-  if (cp < 0x800) {
-    return {static_cast<std::uint8_t>(0xC0 | (cp >> 6)),
-            static_cast<std::uint8_t>(0x80 | (cp & 0x3F))};
-  }
-  if (cp < 0x10000) {
-    return {static_cast<std::uint8_t>(0xE0 | (cp >> 12)),
-            static_cast<std::uint8_t>(0x80 | ((cp >> 6) & 0x3F)),
-            static_cast<std::uint8_t>(0x80 | (cp & 0x3F))};
-  }
-  return {static_cast<std::uint8_t>(0xF0 | (cp >> 18)),
-          static_cast<std::uint8_t>(0x80 | ((cp >> 12) & 0x3F)),
-          static_cast<std::uint8_t>(0x80 | ((cp >> 6) & 0x3F)),
-          static_cast<std::uint8_t>(0x80 | (cp & 0x3F))};
+  std::string bytes;
+  tokenizer::utf8::append(bytes, static_cast<char32_t>(cp));
+  return {bytes.begin(), bytes.end()};
 }
 
 std::vector<CodePointRange> normalize_ranges(std::vector<CodePointRange> ranges, bool negate) {

@@ -14,10 +14,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-[[noreturn]] void bad(const std::string& param, const std::string& what) {
-  throw ApiError(400, "'" + param + "' must be " + what, param);
-}
-
 const json* member(const json& m, const char* key) {
   const auto it = m.find(key);
   return it == m.end() || it->is_null() ? nullptr : &*it;
@@ -26,7 +22,7 @@ const json* member(const json& m, const char* key) {
 // A string or a list of text parts, joined; `at` names the field.
 std::string content_text(const json& c, const std::string& at) {
   if (c.is_string()) return c.get<std::string>();
-  if (!c.is_array()) bad(at, "a string or a list of text parts");
+  if (!c.is_array()) bad_param(at, "a string or a list of text parts");
   std::string text;
   for (const auto& part : c) {
     if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
@@ -42,22 +38,24 @@ std::string content_text(const json& c, const std::string& at) {
 
 ordered_json read_tool_calls(const json& calls, const std::string& at,
                              std::map<std::string, std::string>& names_by_id) {
-  if (!calls.is_array()) bad(at, "a list of tool calls");
+  if (!calls.is_array()) bad_param(at, "a list of tool calls");
   ordered_json out = ordered_json::array();
   for (std::size_t j = 0; j < calls.size(); ++j) {
     const std::string c_at = at + "[" + std::to_string(j) + "]";
     const json& c = calls[j];
-    if (!c.is_object()) bad(c_at, "an object {\"id\", \"type\": \"function\", \"function\"}");
+    if (!c.is_object()) bad_param(c_at, "an object {\"id\", \"type\": \"function\", \"function\"}");
     const json* id = member(c, "id");
-    if (!id || !id->is_string()) bad(c_at + ".id", "a string");
+    if (!id || !id->is_string()) bad_param(c_at + ".id", "a string");
     if (const json* t = member(c, "type"); t && *t != "function")
-      bad(c_at + ".type", "\"function\"");
+      bad_param(c_at + ".type", "\"function\"");
     const json* fn = member(c, "function");
-    if (!fn || !fn->is_object()) bad(c_at + ".function", "an object with 'name' and 'arguments'");
+    if (!fn || !fn->is_object())
+      bad_param(c_at + ".function", "an object with 'name' and 'arguments'");
     const json* name = member(*fn, "name");
-    if (!name || !name->is_string()) bad(c_at + ".function.name", "a string");
+    if (!name || !name->is_string()) bad_param(c_at + ".function.name", "a string");
     const json* args = member(*fn, "arguments");
-    if (!args || !args->is_string()) bad(c_at + ".function.arguments", "a string (JSON text)");
+    if (!args || !args->is_string())
+      bad_param(c_at + ".function.arguments", "a string (JSON text)");
     ordered_json a = ordered_json::parse(args->get<std::string>(), nullptr, false);
     if (a.is_discarded() || !a.is_object()) a = *args;
     names_by_id[id->get<std::string>()] = name->get<std::string>();
@@ -95,10 +93,10 @@ ordered_json normalize_messages(const json& messages) {
     if (calls) out["tool_calls"] = read_tool_calls(*calls, at + ".tool_calls", names_by_id);
     if (rs == "tool") {
       const json* id = member(m, "tool_call_id");
-      if (!id || !id->is_string()) bad(at + ".tool_call_id", "a string");
+      if (!id || !id->is_string()) bad_param(at + ".tool_call_id", "a string");
       out["tool_call_id"] = *id;
       if (const json* name = member(m, "name")) {
-        if (!name->is_string()) bad(at + ".name", "a string");
+        if (!name->is_string()) bad_param(at + ".name", "a string");
         out["name"] = *name;
       } else if (auto it = names_by_id.find(id->get<std::string>()); it != names_by_id.end()) {
         out["name"] = it->second;

@@ -41,7 +41,7 @@ nlohmann::ordered_json parse_body_ordered(std::string_view body) {
   }
 }
 
-void bad_param(const char* name, const std::string& what) {
+void bad_param(const std::string& name, const std::string& what) {
   throw ApiError(400, std::string("'") + name + "' must be " + what, name);
 }
 

@@ -49,7 +49,7 @@ class Fields {
 };
 
 // Throws ApiError(400) "`name` must be <what>".
-[[noreturn]] void bad_param(const char* name, const std::string& what);
+[[noreturn]] void bad_param(const std::string& name, const std::string& what);
 
 // Reads an integer token id list element-wise from `j` (no bounds besides type/range).
 std::vector<std::int32_t> token_ids(const nlohmann::json& j, const char* name, std::int32_t vocab);

@@ -13,10 +13,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-[[noreturn]] void bad(const std::string& param, const std::string& what) {
-  throw ApiError(400, "'" + param + "' must be " + what, param);
-}
-
 // OpenAI's rule for function names: a-z, A-Z, 0-9, underscores and dashes, at most 64.
 bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
@@ -27,21 +23,21 @@ bool valid_name(const std::string& s) {
 }
 
 ordered_json read_function(const json& fn, const std::string& at) {
-  if (!fn.is_object()) bad(at, "an object with 'name'");
+  if (!fn.is_object()) bad_param(at, "an object with 'name'");
   ordered_json out = ordered_json::object();
   const auto name = fn.find("name");
   if (name == fn.end() || !name->is_string() || !valid_name(name->get<std::string>())) {
-    bad(at + ".name", "a string of 1 to 64 letters, digits, '_' or '-'");
+    bad_param(at + ".name", "a string of 1 to 64 letters, digits, '_' or '-'");
   }
   out["name"] = *name;
   for (const auto& [key, val] : fn.items()) {
     if (key == "name" || val.is_null()) continue;
     if (key == "description") {
-      if (!val.is_string()) bad(at + ".description", "a string");
+      if (!val.is_string()) bad_param(at + ".description", "a string");
     } else if (key == "parameters") {
-      if (!val.is_object()) bad(at + ".parameters", "a JSON Schema object");
+      if (!val.is_object()) bad_param(at + ".parameters", "a JSON Schema object");
     } else if (key == "strict") {
-      if (!val.is_boolean()) bad(at + ".strict", "a boolean");
+      if (!val.is_boolean()) bad_param(at + ".strict", "a boolean");
     } else {
       throw ApiError(400, "unsupported field '" + at + "." + key + "'", at + "." + key);
     }
@@ -51,25 +47,28 @@ ordered_json read_function(const json& fn, const std::string& at) {
 }
 
 ordered_json read_tools(const json& tools) {
-  if (!tools.is_array()) bad("tools", "a list of {\"type\": \"function\", \"function\": {...}}");
-  if (tools.size() > kMaxTools) bad("tools", "at most " + std::to_string(kMaxTools) + " tools");
+  if (!tools.is_array())
+    bad_param("tools", "a list of {\"type\": \"function\", \"function\": {...}}");
+  if (tools.size() > kMaxTools)
+    bad_param("tools", "at most " + std::to_string(kMaxTools) + " tools");
   ordered_json out = ordered_json::array();
   std::set<std::string> seen;
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const std::string at = "tools[" + std::to_string(i) + "]";
     const json& t = tools[i];
-    if (!t.is_object()) bad(at, "an object {\"type\": \"function\", \"function\": {...}}");
+    if (!t.is_object()) bad_param(at, "an object {\"type\": \"function\", \"function\": {...}}");
     for (const auto& [key, val] : t.items()) {
       if (key != "type" && key != "function" && !val.is_null())
         throw ApiError(400, "unsupported field '" + at + "." + key + "'", at + "." + key);
     }
     const auto type = t.find("type");
-    if (type == t.end() || *type != "function") bad(at + ".type", "\"function\"");
+    if (type == t.end() || *type != "function") bad_param(at + ".type", "\"function\"");
     const auto fn = t.find("function");
-    if (fn == t.end()) bad(at + ".function", "an object with 'name'");
+    if (fn == t.end()) bad_param(at + ".function", "an object with 'name'");
     ordered_json f = read_function(*fn, at + ".function");
     if (!seen.insert(f["name"].get<std::string>()).second)
-      bad(at + ".function.name", "unique among tools ('" + f["name"].get<std::string>() + "')");
+      bad_param(at + ".function.name",
+                "unique among tools ('" + f["name"].get<std::string>() + "')");
     out.push_back({{"type", "function"}, {"function", std::move(f)}});
   }
   return out;
@@ -89,19 +88,19 @@ void read_choice(const json* c, ToolRequest& r) {
     } else if (s == "required") {
       r.choice = ToolChoice::kRequired;
     } else {
-      bad("tool_choice", "\"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}");
+      bad_param("tool_choice", "\"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}");
     }
   } else if (c->is_object()) {
     const auto type = c->find("type");
     const auto fn = c->find("function");
-    if (type == c->end() || *type != "function") bad("tool_choice.type", "\"function\"");
+    if (type == c->end() || *type != "function") bad_param("tool_choice.type", "\"function\"");
     if (fn == c->end() || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
-      bad("tool_choice.function.name", "a string");
+      bad_param("tool_choice.function.name", "a string");
     }
     r.choice = ToolChoice::kNamed;
     r.forced_name = (*fn)["name"].get<std::string>();
   } else {
-    bad("tool_choice", "\"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}");
+    bad_param("tool_choice", "\"none\", \"auto\", \"required\" or {\"type\": \"function\", ...}");
   }
   if (r.tools.empty()) {
     throw ApiError(400, "'tool_choice' other than \"none\" needs 'tools'", "tool_choice");
