@@ -277,8 +277,8 @@ def test_unimplemented_fields_are_refused_naming_them(client):
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(
             model=NAME, messages=[{"role": "user", "content": "hi"}], max_tokens=2,
-            response_format={"type": "json_object"})
-    assert "response_format" in str(e.value)
+            extra_body={"prediction": {"type": "content", "content": "hi"}})
+    assert "prediction" in str(e.value)
     with pytest.raises(openai.BadRequestError) as e:
         client.completions.create(model=NAME, prompt="hi", max_tokens=2,
                                   extra_body={"frobnicate": 1})
