@@ -22,6 +22,9 @@ struct EngineConfig {
   std::int32_t long_prefill_token_threshold = 0;  // max prefill tokens per request per step; 0: off
   std::int32_t block_size = 16;                   // tokens per KV block
   std::int64_t kv_cache_memory = 0;               // bytes for K/V; 0: default (kv_budget.h)
+  // Upper bound of the default budget; 0: 25% of MemAvailable. Several
+  // models in one server split one budget this way (cli/serve_plan.h).
+  std::int64_t kv_cache_memory_cap = 0;
   kernels::KvDtype kv_cache_dtype = kernels::KvDtype::kF16;
   bool enable_prefix_caching = true;
   sched::SchedulingPolicy scheduling_policy = sched::SchedulingPolicy::kFcfs;

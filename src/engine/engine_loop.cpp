@@ -6,8 +6,11 @@
 
 namespace folio::engine {
 
-EngineLoop::EngineLoop(LLMEngine& engine)
-    : engine_(engine), last_progress_(monotonic_seconds()), thread_([this] { run(); }) {}
+EngineLoop::EngineLoop(LLMEngine& engine, StepGate* gate)
+    : engine_(engine),
+      gate_(gate),
+      last_progress_(monotonic_seconds()),
+      thread_([this] { run(); }) {}
 
 EngineLoop::~EngineLoop() {
   {
@@ -74,6 +77,7 @@ void EngineLoop::run() {
     for (auto& c : batch) c(engine_);
     batch.clear();
     try {
+      const StepGate::Turn turn(gate_);
       engine_.step();
     } catch (const std::exception& e) {
       // An internal invariant broke: end every live request (their

@@ -18,13 +18,16 @@
 
 #include "engine/engine_client.h"
 #include "engine/llm_engine.h"
+#include "engine/step_gate.h"
 
 namespace folio::engine {
 
 class EngineLoop final : public EngineClient {
  public:
-  // `engine` must outlive the loop; from now on only the loop thread touches it.
-  explicit EngineLoop(LLMEngine& engine);
+  // `engine` must outlive the loop; from now on only the loop thread touches
+  // it. `gate` (optional, outlives the loop): steps are taken in turn with
+  // the other loops sharing it (engine/step_gate.h).
+  explicit EngineLoop(LLMEngine& engine, StepGate* gate = nullptr);
   ~EngineLoop() override;  // stops the thread; requests still live are aborted
   EngineLoop(const EngineLoop&) = delete;
   EngineLoop& operator=(const EngineLoop&) = delete;
@@ -50,6 +53,7 @@ class EngineLoop final : public EngineClient {
   void post(std::function<void(LLMEngine&)> command);
 
   LLMEngine& engine_;
+  StepGate* gate_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::function<void(LLMEngine&)>> commands_;  // guarded by mu_

@@ -35,8 +35,9 @@ EngineConfig resolve(EngineConfig c, const ModelRunner& runner) {
     const std::int64_t per_seq =
         kv::max_blocks_per_seq(groups, c.block_size, c.max_model_len,
                                sched::max_step_tokens(sched_config(c)), c.attention_window);
-    c.kv_cache_memory = default_kv_cache_memory(
-        runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype), per_seq, c.max_num_seqs);
+    c.kv_cache_memory =
+        default_kv_cache_memory(runner.kv_bytes_per_block(c.block_size, c.kv_cache_dtype), per_seq,
+                                c.max_num_seqs, c.kv_cache_memory_cap);
   }
   return c;
 }

@@ -18,7 +18,13 @@ int resolve_threads(int threads) {
 }  // namespace
 
 PagedModelRunner::PagedModelRunner(const model::Model& model, int threads)
-    : model_(model), pool_(resolve_threads(threads)) {}
+    : PagedModelRunner(model, std::make_shared<kernels::ThreadPool>(resolve_threads(threads))) {}
+
+PagedModelRunner::PagedModelRunner(const model::Model& model,
+                                   std::shared_ptr<kernels::ThreadPool> pool)
+    : model_(model), pool_(std::move(pool)) {
+  FOLIO_CHECK(pool_ != nullptr, "a model runner needs a thread pool");
+}
 
 std::int32_t PagedModelRunner::vocab_size() const {
   return static_cast<std::int32_t>(model_.n_vocab());
@@ -83,7 +89,7 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
   build_batch(plan);
   out.times.prepare = sw.seconds();
   if (batch_.empty()) return out;  // a plan of finishes only
-  out.logits = model_.forward(batch_, *cache_, ws_, pool_);
+  out.logits = model_.forward(batch_, *cache_, ws_, *pool_);
   out.times.attention = ws_.times.attention;
   out.times.ffn = ws_.times.ffn;
   out.times.lm_head = ws_.times.lm_head;
@@ -143,7 +149,7 @@ void PagedModelRunner::draft(std::span<DraftRequest> requests) {
     draft_seqs_.push_back(r.seq);
   }
   cache_->bind(draft_seqs_);
-  drafter_->draft(draft_runs_, *cache_, draft_ws_, pool_);
+  drafter_->draft(draft_runs_, *cache_, draft_ws_, *pool_);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     requests[i].out = std::move(draft_runs_[i].out);
     requests[i].rounds = draft_runs_[i].rounds;
@@ -163,7 +169,7 @@ std::int32_t PagedModelRunner::catch_up(sched::SeqId seq, std::span<const TokenI
     batch_.clear();
     for (std::int32_t p = from; p < from + chunk; ++p)
       batch_.add(tokens[static_cast<std::size_t>(p)], p, 0, false);
-    drafter_->model().forward(batch_, draft_kv_->kv(), draft_ws_, pool_);
+    drafter_->model().forward(batch_, draft_kv_->kv(), draft_ws_, *pool_);
     draft_kv_->mark(seq, from, from + chunk);
     from += chunk;
   }
@@ -192,7 +198,7 @@ void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
     draft_seqs_.push_back(r.seq);
   }
   draft_kv_->kv().bind(draft_seqs_);
-  drafter_->draft(draft_runs_, draft_kv_->kv(), draft_ws_, pool_);
+  drafter_->draft(draft_runs_, draft_kv_->kv(), draft_ws_, *pool_);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     spec::DraftRun& run = draft_runs_[i];
     draft_kv_->mark(requests[i].seq, draft_from_[i], run.pos);

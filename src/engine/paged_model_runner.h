@@ -40,6 +40,9 @@ class PagedModelRunner final : public ModelRunner {
   // `model` must outlive the runner; `threads` kernel threads (0: all
   // hardware threads).
   PagedModelRunner(const model::Model& model, int threads);
+  // Kernels run on `pool`, which other runners may share (several models in
+  // one server); their steps must not overlap (engine/step_gate.h).
+  PagedModelRunner(const model::Model& model, std::shared_ptr<kernels::ThreadPool> pool);
 
   std::int32_t vocab_size() const override;
   std::int64_t context_length() const override;
@@ -71,7 +74,7 @@ class PagedModelRunner final : public ModelRunner {
   const DraftKvCache* draft_cache() const { return draft_kv_ ? &*draft_kv_ : nullptr; }
 
   const model::Model& model() const { return model_; }
-  int threads() const { return pool_.size(); }
+  int threads() const { return pool_->size(); }
   const PagedKvCache* cache() const { return cache_ ? &*cache_ : nullptr; }
 
  private:
@@ -81,7 +84,7 @@ class PagedModelRunner final : public ModelRunner {
                         std::int32_t pos);
 
   const model::Model& model_;
-  kernels::ThreadPool pool_;
+  std::shared_ptr<kernels::ThreadPool> pool_;  // never null
   std::optional<PagedKvCache> cache_;
   model::Workspace ws_;
   model::Batch batch_;
