@@ -10,8 +10,8 @@
 
 namespace folio::server {
 
-GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
-    : ctx_(ctx), req_(std::move(req)) {
+GenerationJob::GenerationJob(ServerContext& ctx, ServedModel& target, GenerationRequest req)
+    : ctx_(ctx), target_(target), req_(std::move(req)) {
   meta_.kind = req_.kind;
   meta_.id = ctx_.response_id(req_.kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-");
   meta_.created = unix_now();
@@ -25,8 +25,8 @@ GenerationJob::GenerationJob(ServerContext& ctx, GenerationRequest req)
     opt.skip_special_tokens = req_.skip_special_tokens;
     opt.text_offset_base = req_.echo ? req_.prompt_texts[p].size() : 0;
     Engine e;
-    e.out =
-        std::make_unique<engine::OutputProcessor>(*ctx_.model.tokenizer, req_.params, req_.n, opt);
+    e.out = std::make_unique<engine::OutputProcessor>(*target_.model.tokenizer, req_.params, req_.n,
+                                                      opt);
     e.prompt_tokens = static_cast<std::int32_t>(req_.prompts[p].size());
     engines_.push_back(std::move(e));
     for (std::int32_t s = 0; s < req_.n; ++s) {
@@ -59,7 +59,7 @@ void GenerationJob::submit() {
     if (!er.params.max_tokens && req_.default_max_tokens) {
       // The default never makes a request too long: it takes what the context leaves.
       const std::int64_t left =
-          static_cast<std::int64_t>(ctx_.engine.limits().values().max_model_len) -
+          static_cast<std::int64_t>(target_.engine.limits().values().max_model_len) -
           static_cast<std::int64_t>(er.prompt.size());
       if (left > 0) {
         er.params.max_tokens =
@@ -72,7 +72,7 @@ void GenerationJob::submit() {
     er.grammar = req_.grammar;
     er.arrival_time = arrival_;
     try {
-      admitted.push_back(ctx_.engine.limits().admit(std::move(er), arrival_));
+      admitted.push_back(target_.engine.limits().admit(std::move(er), arrival_));
     } catch (const Error& e) {
       throw ApiError(400, e.what());
     }
@@ -85,11 +85,11 @@ void GenerationJob::submit() {
   // From here on the destructor releases every slot (and aborts what was submitted).
   for (std::size_t i = 0; i < admitted.size(); ++i) engines_[i].id = ids[i];
   for (std::size_t i = 0; i < admitted.size(); ++i)
-    engines_[i].channel = ctx_.engine.submit(std::move(admitted[i]));
+    engines_[i].channel = target_.engine.submit(std::move(admitted[i]));
   std::int64_t prompt_tokens = 0;
   for (const auto& p : req_.prompts) prompt_tokens += static_cast<std::int64_t>(p.size());
-  ctx_.metrics.add_prompt_tokens(prompt_tokens);
-  ctx_.metrics.add_stage_seconds("tokenize", req_.tokenize_seconds);
+  target_.metrics.add_prompt_tokens(prompt_tokens);
+  target_.metrics.add_stage_seconds("tokenize", req_.tokenize_seconds);
 }
 
 void GenerationJob::attach(const std::function<void()>& notify) {
@@ -107,8 +107,8 @@ void GenerationJob::release_all(bool aborted) {
   for (auto& e : engines_) {
     if (e.finished || !e.id.valid()) continue;
     if (aborted && e.channel) {
-      ctx_.engine.abort(e.id);
-      ctx_.metrics.request_finished("abort");
+      target_.engine.abort(e.id);
+      target_.metrics.request_finished("abort");
     }
     ctx_.admission.release(e.id);
   }
@@ -159,7 +159,7 @@ void GenerationJob::apply(std::size_t e, const engine::RequestOutput& item, std:
   eng.cached_tokens = item.num_cached_tokens;
   const double detok_before = eng.out->detokenize_seconds();
   std::vector<TextDelta> deltas = eng.out->apply(item);
-  ctx_.metrics.add_stage_seconds("detokenize", eng.out->detokenize_seconds() - detok_before);
+  target_.metrics.add_stage_seconds("detokenize", eng.out->detokenize_seconds() - detok_before);
   for (TextDelta& d : deltas) apply_delta(e, std::move(d), out);
   if (!item.error.empty()) error_ = item.error;
   if (item.finished) finish_engine(e, item);
@@ -171,16 +171,16 @@ void GenerationJob::apply_delta(std::size_t e, TextDelta d, std::string& out) {
   Choice& c = choices_[ci];
   const double now = monotonic_seconds();
   if (!d.token_ids.empty()) {
-    ctx_.metrics.add_generation_tokens(static_cast<std::int64_t>(d.token_ids.size()));
+    target_.metrics.add_generation_tokens(static_cast<std::int64_t>(d.token_ids.size()));
     if (eng.first_token == 0) {
       eng.first_token = now;
-      ctx_.metrics.observe_ttft(now - arrival_);
+      target_.metrics.observe_ttft(now - arrival_);
     } else if (c.last_token > 0) {
-      ctx_.metrics.observe_itl((now - c.last_token) / static_cast<double>(d.token_ids.size()));
+      target_.metrics.observe_itl((now - c.last_token) / static_cast<double>(d.token_ids.size()));
     }
     c.last_token = now;
   }
-  if (d.stop_string_hit) ctx_.engine.finish_sample(eng.id, d.index);
+  if (d.stop_string_hit) target_.engine.finish_sample(eng.id, d.index);
   if (d.finish != FinishReason::kNone) c.finish = d.finish;
   c.text += d.text;
   const bool has_logprobs = req_.want_logprobs && !d.logprobs.empty();
@@ -229,9 +229,9 @@ void GenerationJob::finish_engine(std::size_t e, const engine::RequestOutput& it
   eng.finished = true;
   ctx_.admission.release(eng.id);
   const double now = monotonic_seconds();
-  ctx_.metrics.observe_e2e(now - arrival_);
-  if (item.timing) ctx_.metrics.observe_timing(*item.timing);
-  ctx_.metrics.request_finished(
+  target_.metrics.observe_e2e(now - arrival_);
+  if (item.timing) target_.metrics.observe_timing(*item.timing);
+  target_.metrics.request_finished(
       finish_reason_name(choices_[e * static_cast<std::size_t>(req_.n)].finish));
 }
 

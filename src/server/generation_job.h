@@ -35,7 +35,8 @@ struct JobOutput {
 
 class GenerationJob {
  public:
-  GenerationJob(ServerContext& ctx, GenerationRequest req);
+  // `target`: the concrete model (of ctx) that runs the request.
+  GenerationJob(ServerContext& ctx, ServedModel& target, GenerationRequest req);
   ~GenerationJob();
   GenerationJob(const GenerationJob&) = delete;
   GenerationJob& operator=(const GenerationJob&) = delete;
@@ -83,6 +84,7 @@ class GenerationJob {
   void release_all(bool aborted);
 
   ServerContext& ctx_;
+  ServedModel& target_;
   GenerationRequest req_;
   ResponseMeta meta_;
   std::vector<Engine> engines_;

@@ -5,6 +5,8 @@
 // GenerationJob.
 #pragma once
 
+#include <string_view>
+
 #include "server/http_types.h"
 #include "server/server_context.h"
 
@@ -13,6 +15,8 @@ namespace folio::server {
 HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_models(ServerContext& ctx, const HttpRequest& req);
+// GET /v1/models/{id}: `id` as it appears in the path (percent-encoded).
+HttpReply handle_model(ServerContext& ctx, const HttpRequest& req, std::string_view id);
 HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_health(ServerContext& ctx, const HttpRequest& req);

@@ -3,14 +3,19 @@
 
 #include "server/handlers.h"
 #include "server/json_fields.h"
+#include "server/model_routing.h"
 
 namespace folio::server {
 namespace {
 
-HttpReply start_job(ServerContext& ctx, GenerationRequest req) {
+HttpReply start_job(ServerContext& ctx, ApiKind kind, const HttpRequest& req) {
+  const auto body = parse_body(req.body);
+  const auto ordered = parse_body_ordered(req.body);
+  RoutedRequest routed = parse_routed(ctx, kind, body, ordered);
   HttpReply r;
-  const bool stream = req.stream;
-  r.job = std::make_unique<GenerationJob>(ctx, std::move(req));
+  r.headers = route_headers(routed);
+  const bool stream = routed.request.stream;
+  r.job = std::make_unique<GenerationJob>(ctx, *routed.model, std::move(routed.request));
   r.job->submit();
   if (stream) {
     r.content_type = "text/event-stream";
@@ -22,15 +27,11 @@ HttpReply start_job(ServerContext& ctx, GenerationRequest req) {
 }  // namespace
 
 HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req) {
-  const auto body = parse_body(req.body);
-  const auto ordered = parse_body_ordered(req.body);
-  return start_job(ctx, parse_completion_request(body, ctx.model, ctx.config, &ordered));
+  return start_job(ctx, ApiKind::kCompletion, req);
 }
 
 HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req) {
-  const auto body = parse_body(req.body);
-  const auto ordered = parse_body_ordered(req.body);
-  return start_job(ctx, parse_chat_request(body, ctx.model, ctx.config, &ordered));
+  return start_job(ctx, ApiKind::kChat, req);
 }
 
 }  // namespace folio::server

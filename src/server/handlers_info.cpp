@@ -15,63 +15,109 @@ namespace folio::server {
 
 using nlohmann::json;
 
+namespace {
+
+json model_card(const ServerContext& ctx, const std::string& id, const ModelContext& m) {
+  return json{{"id", id},
+              {"object", "model"},
+              {"created", ctx.started_unix},
+              {"owned_by", "folio"},
+              {"root", m.root},
+              {"parent", nullptr},
+              {"max_model_len", m.max_model_len}};
+}
+
+// A virtual model: its own card, `root` naming the models it routes between
+// and `max_model_len` the large model's (the router sends what does not fit
+// the small one there).
+json virtual_card(const ServerContext& ctx, const VirtualModel& v) {
+  const ModelContext& small = ctx.models[v.small].model;
+  const ModelContext& large = ctx.models[v.large].model;
+  json card = model_card(ctx, v.name, large);
+  card["root"] = nullptr;
+  card["folio_route"] = {
+      {"small", small.name()}, {"large", large.name()}, {"threshold", v.policy.threshold}};
+  return card;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 HttpReply handle_models(ServerContext& ctx, const HttpRequest&) {
   json data = json::array();
-  for (const auto& name : ctx.model.names) {
-    data.push_back({{"id", name},
-                    {"object", "model"},
-                    {"created", ctx.started_unix},
-                    {"owned_by", "folio"},
-                    {"root", ctx.model.root},
-                    {"parent", nullptr},
-                    {"max_model_len", ctx.model.max_model_len}});
+  for (const ServedModel& m : ctx.models) {
+    for (const auto& name : m.model.names) data.push_back(model_card(ctx, name, m.model));
   }
+  for (const VirtualModel& v : ctx.virtuals) data.push_back(virtual_card(ctx, v));
   return json_reply(200, dump(json{{"object", "list"}, {"data", data}}));
+}
+
+HttpReply handle_model(ServerContext& ctx, const HttpRequest&, std::string_view id_in_path) {
+  const std::string id = percent_decode(id_in_path);
+  const ServerContext::Target t = ctx.resolve(id);
+  if (t.virt != nullptr) return json_reply(200, dump(virtual_card(ctx, *t.virt)));
+  return json_reply(200, dump(model_card(ctx, id, t.model->model)));
 }
 
 HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req) {
   const json body = parse_body(req.body);
   Fields f(body);
-  if (auto m = f.string("model"); m && !m->empty() && !ctx.model.serves(*m)) {
-    throw ApiError(404, "The model `" + *m + "` does not exist.", "model");
-  }
+  ServedModel& target = ctx.concrete(f.string("model"));
+  const ModelContext& model = target.model;
   Stopwatch sw;
   std::vector<TokenId> ids;
   if (const json* messages = f.get("messages")) {
     const bool gen = f.boolean("add_generation_prompt").value_or(true);
     const bool special = f.boolean("add_special_tokens").value_or(false);
-    const std::string text = render_chat(*messages, ctx.model, gen);
-    ids = ctx.model.tokenizer->encode(text, {.add_special = special, .parse_special = true});
+    const std::string text = render_chat(*messages, model, gen);
+    ids = model.tokenizer->encode(text, {.add_special = special, .parse_special = true});
   } else {
     const auto prompt = f.string("prompt");
     if (!prompt) bad_param("prompt", "a string (or send 'messages')");
     const bool special = f.boolean("add_special_tokens").value_or(true);
-    ids = ctx.model.tokenizer->encode(*prompt, {.add_special = special, .parse_special = true});
+    ids = model.tokenizer->encode(*prompt, {.add_special = special, .parse_special = true});
   }
-  ctx.metrics.add_stage_seconds("tokenize", sw.seconds());
-  return json_reply(200, dump(json{{"count", ids.size()},
-                                   {"max_model_len", ctx.model.max_model_len},
-                                   {"tokens", ids}}));
+  target.metrics.add_stage_seconds("tokenize", sw.seconds());
+  return json_reply(
+      200,
+      dump(json{{"count", ids.size()}, {"max_model_len", model.max_model_len}, {"tokens", ids}}));
 }
 
 HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req) {
   const json body = parse_body(req.body);
   Fields f(body);
-  if (auto m = f.string("model"); m && !m->empty() && !ctx.model.serves(*m)) {
-    throw ApiError(404, "The model `" + *m + "` does not exist.", "model");
-  }
+  ServedModel& target = ctx.concrete(f.string("model"));
   const json* tokens = f.get("tokens");
   if (!tokens || !tokens->is_array()) bad_param("tokens", "a list of token ids");
-  const auto ids = token_ids(*tokens, "tokens", ctx.model.vocab_size);
+  const auto ids = token_ids(*tokens, "tokens", target.model.vocab_size);
   Stopwatch sw;
-  const std::string text = ctx.model.tokenizer->decode(ids);
-  ctx.metrics.add_stage_seconds("detokenize", sw.seconds());
+  const std::string text = target.model.tokenizer->decode(ids);
+  target.metrics.add_stage_seconds("detokenize", sw.seconds());
   return json_reply(200, dump(json{{"prompt", text}}));
 }
 
 HttpReply handle_health(ServerContext& ctx, const HttpRequest&) {
   if (ctx.draining) return error_reply(503, "the server is shutting down");
-  if (!ctx.engine.healthy()) return error_reply(503, "the engine is not running");
+  std::string why;
+  if (!ctx.healthy(&why)) return error_reply(503, why);
   HttpReply r = json_reply(200, "");
   r.content_type = "text/plain";
   return r;
@@ -82,7 +128,9 @@ HttpReply handle_version(ServerContext&, const HttpRequest&) {
 }
 
 HttpReply handle_metrics(ServerContext& ctx, const HttpRequest&) {
-  HttpReply r = json_reply(200, ctx.metrics.render(ctx.engine.stats()));
+  std::vector<std::string> parts;
+  for (const ServedModel& m : ctx.models) parts.push_back(m.metrics.render(m.engine.stats()));
+  HttpReply r = json_reply(200, merge_expositions(parts) + ctx.route_metrics.render());
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   return r;
 }

@@ -128,9 +128,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start_job(HttpReply reply) {
     job_ = std::move(reply.job);
+    job_headers_ = std::move(reply.headers);
     response_complete_ = false;
     if (job_->streaming())
-      queue(head_of(200, reply.content_type, keep_alive_, reply.headers, std::nullopt));
+      queue(head_of(200, reply.content_type, keep_alive_, job_headers_, std::nullopt));
     std::weak_ptr<Session> weak = weak_from_this();
     auto exec = stream_.get_executor();
     std::shared_ptr<PostGate> gate = gate_;
@@ -152,7 +153,8 @@ class Session : public std::enable_shared_from_this<Session> {
       queue(http_chunk(o.bytes));
       if (o.done) queue(http_last_chunk());
     } else if (o.done) {
-      queue(head_of(o.status, "application/json", keep_alive_, {}, o.bytes.size()) + o.bytes);
+      queue(head_of(o.status, "application/json", keep_alive_, job_headers_, o.bytes.size()) +
+            o.bytes);
     }
     if (o.done) {
       job_.reset();
@@ -273,6 +275,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::unique_ptr<GenerationJob> job_;
+  std::vector<std::pair<std::string, std::string>> job_headers_;  // the job's reply headers
   bool keep_alive_ = true;
   bool response_complete_ = false;
   bool writing_ = false;

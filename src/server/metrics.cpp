@@ -111,12 +111,18 @@ void ServerMetrics::observe_e2e(double s) {
 void ServerMetrics::observe_timing(const engine::RequestTiming& t) {
   std::lock_guard l(mu_);
   queue_.observe(t.queued_s);
+  queue_ewma_ = queue_ewma_ == 0 ? t.queued_s : 0.8 * queue_ewma_ + 0.2 * t.queued_s;
   prefill_.observe(t.prefill_s);
   decode_.observe(t.decode_s);
 }
 void ServerMetrics::add_stage_seconds(const std::string& stage, double s) {
   std::lock_guard l(mu_);
   stages_[stage] += s;
+}
+
+double ServerMetrics::recent_queue_seconds() const {
+  std::lock_guard l(mu_);
+  return queue_ewma_;
 }
 
 std::string ServerMetrics::render(const engine::EngineStats& e) const {
@@ -192,6 +198,34 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
     sample(out, "folio:stage_seconds_total", labels_ + ",stage=\"" + escape_label(name) + "\"",
            secs);
   }
+  return out;
+}
+
+std::string merge_expositions(const std::vector<std::string>& parts) {
+  if (parts.size() == 1) return parts.front();
+  std::vector<std::string> order;                    // family names, first seen first
+  std::map<std::string, std::string> head, samples;  // family -> HELP/TYPE lines, sample lines
+  for (const std::string& text : parts) {
+    std::string current;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+      if (line.starts_with("# HELP ") || line.starts_with("# TYPE ")) {
+        const std::size_t name_end = line.find(' ', 7);
+        current = line.substr(7, name_end - 7);
+        if (!head.contains(current)) order.push_back(current);
+        std::string& h = head[current];
+        if (h.find(line) == std::string::npos) h += line;
+      } else {
+        samples[current] += line;
+      }
+    }
+  }
+  std::string out;
+  for (const std::string& f : order) out += head[f] + samples[f];
   return out;
 }
 

@@ -47,6 +47,9 @@ class ServerMetrics {
   void add_stage_seconds(const std::string& stage, double s);  // server-side stages
 
   std::string render(const engine::EngineStats& engine) const;
+  // Recent queue time (exponential moving average over finished requests,
+  // weight 0.2 each): the router's estimate of the wait on this model.
+  double recent_queue_seconds() const;
 
  private:
   std::string labels_;  // model_name="..."
@@ -56,7 +59,13 @@ class ServerMetrics {
   std::map<std::string, std::int64_t> success_;
   std::map<std::string, double> stages_;
   Histogram ttft_, itl_, e2e_, queue_, prefill_, decode_;
+  double queue_ewma_ = 0;
 };
+
+// Joins the expositions of several models (each ServerMetrics::render) so
+// every family's HELP/TYPE appears once, followed by every model's samples
+// in the order given (the text format requires a family's lines together).
+std::string merge_expositions(const std::vector<std::string>& parts);
 
 // Escapes a label value for the text format (backslash, quote, newline).
 std::string escape_label(const std::string& v);

@@ -85,14 +85,12 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
   f.string("user");  // accepted, unused
 }
 
+// The caller resolved `model` to this model (or routed a virtual name to
+// it): the response names the model that answers, by the name the client
+// used when that is one of its names.
 void check_model(Fields& f, GenerationRequest& r, const ModelContext& model) {
   r.model = model.name();
-  if (auto m = f.string("model"); m && !m->empty()) {
-    if (!model.serves(*m)) {
-      throw ApiError(404, "The model `" + *m + "` does not exist.", "model");
-    }
-    r.model = *m;
-  }
+  if (auto m = f.string("model"); m && model.serves(*m)) r.model = *m;
 }
 
 // Limits (context length, the default max_tokens, the sampling ranges) are

@@ -4,11 +4,11 @@
 // prompts as token ids (tokenized here, the chat template applied for chat),
 // SamplingParams validated by sampling::SamplingParams::validate, and the
 // response-shaping options (stream, echo, logprobs ...). Every problem of
-// form is an ApiError(400) naming the parameter; an unknown `model` is
-// ApiError(404). Limits (context length, default max_tokens, value ranges)
-// are checked once, by the engine's RequestLimits, when the job admits it.
-// A field folio does not implement is an ApiError(400) naming it (never
-// ignored); a null field counts as absent.
+// form is an ApiError(400) naming the parameter; `model` was resolved to
+// `model` by the caller (ServerContext::resolve, the router). Limits (context length, default
+// max_tokens, value ranges) are checked once, by the engine's RequestLimits, when the job admits
+// it. A field folio does not implement is an ApiError(400) naming it (never ignored); a null field
+// counts as absent.
 #pragma once
 
 #include <cstdint>

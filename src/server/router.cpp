@@ -36,6 +36,22 @@ std::string_view path_of(std::string_view target) {
   return p;
 }
 
+// Runs a handler: an ApiError becomes its OpenAI error body; any other
+// exception is a folio bug (500 with a fresh id, logged).
+template <class F>
+HttpReply guarded(ServerContext& ctx, const HttpRequest& req, std::string_view path, F&& handler) {
+  try {
+    return handler();
+  } catch (const ApiError& e) {
+    return error_reply(e.status(), e.what(), e.param());
+  } catch (const std::exception& e) {
+    const std::string id = ctx.response_id("err-");
+    ctx.log.error("internal error " + id + " on " + req.method + " " + std::string(path) + ": " +
+                  e.what());
+    return error_reply(500, "internal server error (request id " + id + ")");
+  }
+}
+
 }  // namespace
 
 HttpReply json_reply(int status, std::string body) {
@@ -58,6 +74,17 @@ HttpReply route(ServerContext& ctx, const HttpRequest& req) {
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
   }
+  if (path.starts_with("/v1/models/")) {
+    if (req.method != "GET") {
+      HttpReply r = error_reply(
+          405, "method " + req.method + " not allowed on " + std::string(path) + " (allowed: GET)");
+      r.headers.emplace_back("Allow", "GET");
+      return r;
+    }
+    return guarded(ctx, req, path, [&] {
+      return handle_model(ctx, req, path.substr(std::string_view("/v1/models/").size()));
+    });
+  }
   const Route* match = nullptr;
   std::string allow;
   for (const Route& rt : kRoutes) {
@@ -73,16 +100,7 @@ HttpReply route(ServerContext& ctx, const HttpRequest& req) {
     r.headers.emplace_back("Allow", allow);
     return r;
   }
-  try {
-    return match->handler(ctx, req);
-  } catch (const ApiError& e) {
-    return error_reply(e.status(), e.what(), e.param());
-  } catch (const std::exception& e) {
-    const std::string id = ctx.response_id("err-");
-    ctx.log.error("internal error " + id + " on " + req.method + " " + std::string(path) + ": " +
-                  e.what());
-    return error_reply(500, "internal server error (request id " + id + ")");
-  }
+  return guarded(ctx, req, path, [&] { return match->handler(ctx, req); });
 }
 
 }  // namespace folio::server

@@ -23,8 +23,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 struct Server::Impl {
-  Impl(const ServerConfig& c, EngineClient& e, const ModelContext& m, const Logger& l)
-      : ctx(c, e, m, l), acceptor(ioc), retry(ioc) {}
+  Impl(const ServerConfig& c, const std::vector<ModelSpec>& models,
+       const std::vector<VirtualModelSpec>& virtuals, const Logger& l)
+      : ctx(c, models, virtuals, l), acceptor(ioc), retry(ioc) {}
 
   void accept() {
     acceptor.async_accept(
@@ -64,9 +65,13 @@ struct Server::Impl {
   bool running = false;
 };
 
+Server::Server(const ServerConfig& config, const std::vector<ModelSpec>& models,
+               const std::vector<VirtualModelSpec>& virtual_models, const Logger& log)
+    : impl_(std::make_unique<Impl>(config, models, virtual_models, log)) {}
+
 Server::Server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
                const Logger& log)
-    : impl_(std::make_unique<Impl>(config, engine, model, log)) {}
+    : Server(config, {ModelSpec{.model = &model, .engine = &engine, .lacks = {}}}, {}, log) {}
 
 Server::~Server() {
   shutdown(0);
@@ -113,7 +118,7 @@ void Server::shutdown(double grace_s) {
     const auto live = s.ctx.admission.live();
     s.ctx.log.warn("shutdown: aborting " + std::to_string(live.size()) +
                    " requests still running after the grace period");
-    for (RequestId id : live) s.ctx.engine.abort(id);
+    for (RequestId id : live) s.ctx.abort_everywhere(id);
     s.wait_idle(2.0);  // let the aborted streams write their last chunk
   }
   s.gate->close();  // engine threads stop posting into ioc
@@ -124,15 +129,24 @@ void Server::shutdown(double grace_s) {
 
 int run_server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
                const Logger& log, const std::function<void(std::uint16_t)>& on_listening) {
+  return run_server(config, {ModelSpec{.model = &model, .engine = &engine, .lacks = {}}}, {}, log,
+                    on_listening);
+}
+
+int run_server(const ServerConfig& config, const std::vector<ModelSpec>& models,
+               const std::vector<VirtualModelSpec>& virtual_models, const Logger& log,
+               const std::function<void(std::uint16_t)>& on_listening) {
   asio::io_context signals_ioc;
   asio::signal_set signals(signals_ioc, SIGINT, SIGTERM);
   int received = 0;
   signals.async_wait([&](boost::system::error_code ec, int sig) {
     if (!ec) received = sig;
   });
-  Server server(config, engine, model, log);
+  Server server(config, models, virtual_models, log);
   const std::uint16_t port = server.start();
-  log.info("serving " + model.name() + " on http://" + config.host + ":" + std::to_string(port) +
+  std::string names;
+  for (const auto& n : server.context().names()) names += (names.empty() ? "" : ", ") + n;
+  log.info("serving " + names + " on http://" + config.host + ":" + std::to_string(port) +
            " (OpenAI API under /v1)");
   if (on_listening) on_listening(port);
   signals_ioc.run();

@@ -5,6 +5,10 @@
 //   engine::EngineLoop engine(llm_engine);         // an engine::EngineClient
 //   return run_server(cfg, engine, model, logger); // until SIGINT / SIGTERM
 //
+// Several models: run_server(cfg, {ModelSpec{&ctx_a, &loop_a}, ...},
+// {VirtualModelSpec{"auto", "a", "b", policy}}, logger); requests go to the
+// model their `model` field names (the first when none).
+//
 // A small pool of IO threads (cfg.io_threads) runs every connection
 // asynchronously (no thread per connection). Shutdown: stop accepting, let
 // in-flight generations finish for up to cfg.shutdown_grace_s, abort the
@@ -14,10 +18,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "base/log.h"
 #include "engine/engine_client.h"
 #include "server/model_context.h"
+#include "server/served_model.h"
 #include "server/server_config.h"
 
 namespace folio::server {
@@ -27,7 +33,10 @@ using engine::EngineClient;
 
 class Server {
  public:
-  // All references must outlive the Server.
+  // All references (and what the specs point to) must outlive the Server.
+  // Throws folio::Error for an inconsistent model list (ServerContext).
+  Server(const ServerConfig& config, const std::vector<ModelSpec>& models,
+         const std::vector<VirtualModelSpec>& virtual_models, const Logger& log);
   Server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
          const Logger& log);
   ~Server();  // shutdown(0) when still running
@@ -49,6 +58,9 @@ class Server {
 // Runs a server until SIGINT or SIGTERM, then shuts down gracefully with
 // cfg.shutdown_grace_s and returns 0. `on_listening` (optional) is called
 // with the bound port once signals are being handled and the socket listens.
+int run_server(const ServerConfig& config, const std::vector<ModelSpec>& models,
+               const std::vector<VirtualModelSpec>& virtual_models, const Logger& log,
+               const std::function<void(std::uint16_t)>& on_listening = {});
 int run_server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
                const Logger& log, const std::function<void(std::uint16_t)>& on_listening = {});
 

@@ -1,15 +1,24 @@
 // server/server_context.h: what every handler shares (built once by Server).
+//
+// The concrete models (each with its engine and metrics) and the virtual
+// models routing over them; resolve() maps a request's `model` field to one
+// of them.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/log.h"
 #include "engine/engine_client.h"
 #include "server/admission.h"
 #include "server/metrics.h"
 #include "server/model_context.h"
+#include "server/route_metrics.h"
+#include "server/served_model.h"
 #include "server/server_config.h"
 
 namespace folio::server {
@@ -18,17 +27,34 @@ using engine::EngineClient;
 using engine::RequestId;
 
 struct ServerContext {
-  ServerContext(const ServerConfig& c, EngineClient& e, const ModelContext& m, const Logger& l);
+  // Throws folio::Error when there is no model, a name is served twice or a
+  // virtual model names an unknown model.
+  ServerContext(const ServerConfig& c, const std::vector<ModelSpec>& concrete,
+                const std::vector<VirtualModelSpec>& virtual_models, const Logger& l);
 
   const ServerConfig& config;
-  EngineClient& engine;
-  const ModelContext& model;
   const Logger& log;
+  std::deque<ServedModel> models;      // concrete; models[0] serves requests naming no model
+  std::vector<VirtualModel> virtuals;  // routed names (`auto`)
+  RouteMetrics route_metrics;
   std::string api_key;  // resolved: --api-key or $FOLIO_API_KEY
-  ServerMetrics metrics;
   Admission admission;
   std::atomic<bool> draining{false};  // shutting down: refuse new work with 503
   std::int64_t started_unix = 0;      // reported as `created` of the model
+
+  // What a request's `model` field names: absent or "" -> models[0]; a
+  // concrete name -> that model; a virtual name -> the virtual model.
+  // Anything else: ApiError 404 listing the served names.
+  struct Target {
+    ServedModel* model = nullptr;  // set for a concrete model
+    const VirtualModel* virt = nullptr;
+  };
+  Target resolve(const std::optional<std::string>& name);
+  // A concrete model only (tokenize, detokenize): a virtual name is a 400.
+  ServedModel& concrete(const std::optional<std::string>& name);
+  std::vector<std::string> names() const;  // every concrete then every virtual name
+  bool healthy(std::string* why) const;    // every engine healthy
+  void abort_everywhere(RequestId id);     // shutdown: ids are unique across engines
 
   RequestId next_request_id() { return RequestId{next_id_.fetch_add(1) + 1}; }
   // An OpenAI-style id: prefix + 32 hex digits, unique within the process.

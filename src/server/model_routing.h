@@ -1,0 +1,46 @@
+// server/model_routing.h: a generation request -> the concrete model that
+// runs it, routing virtual model names (`auto`) by route::decide.
+//
+// A concrete name parses against that model. A virtual name parses against
+// its small model first: that gives the prompt's token count, whether it
+// fits the small context and which features it uses; route::decide then
+// picks small or large (hard rules, score, load), and a large pick is parsed
+// again with the large model's tokenizer and template. The decision is
+// counted in RouteMetrics and reported in x-folio-route-* headers.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "route/policy.h"
+#include "server/openai_request.h"
+#include "server/server_context.h"
+
+namespace folio::server {
+
+struct RoutedRequest {
+  ServedModel* model = nullptr;                  // runs the request
+  GenerationRequest request;                     // parsed for `model`
+  std::optional<route::RouteDecision> decision;  // set when a virtual model routed it
+};
+
+RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const nlohmann::json& body,
+                           const nlohmann::ordered_json& ordered);
+
+// x-folio-route-model / -reason / -score for a routed request.
+std::vector<std::pair<std::string, std::string>> route_headers(const RoutedRequest& r);
+
+// The routing input of a parsed request: user-visible text (chat: every
+// message's text, "\n"-joined; completions: the prompts), user turns, the
+// longest prompt's token count and max_tokens.
+route::RouteInput route_input(ApiKind kind, const nlohmann::json& body, const GenerationRequest& r,
+                              std::string& text_storage);
+
+// Features of `r` (kRouteFeatures) that `lacks` lists.
+std::vector<std::string> missing_features(const nlohmann::json& body, const GenerationRequest& r,
+                                          const std::vector<std::string>& lacks);
+
+}  // namespace folio::server
