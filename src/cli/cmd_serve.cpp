@@ -1,21 +1,25 @@
 // `folio serve [MODEL]`: the OpenAI-compatible HTTP server (flags follow `vllm serve`).
 //
-// Loads the model, starts the engine thread (EngineLoop) and serves until
-// SIGINT/SIGTERM. Start-up logs say what was chosen and why: the KV pool
-// (blocks, bytes, dtype) and how many max-model-len sequences it holds.
+// Loads the model(s) (cli/serve_plan.h: from flags or --config), starts one
+// engine thread (EngineLoop) per model over one shared kernel thread pool,
+// and serves until SIGINT/SIGTERM. Start-up logs say what was chosen and
+// why: each KV pool (blocks, bytes, dtype), how many max-model-len sequences
+// it holds, the memory of all models together and each virtual model's rule.
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "base/fd_limit.h"
 #include "base/log.h"
-#include "base/timer.h"
 #include "cli/commands.h"
-#include "cli/default_model.h"
 #include "cli/engine_flags.h"
-#include "cli/model_template.h"
+#include "cli/serve_models.h"
+#include "cli/serve_plan.h"
 #include "engine/engine_loop.h"
+#include "engine/step_gate.h"
 #include "server/server.h"
 
 namespace folio::cli {
@@ -25,19 +29,27 @@ namespace {
 struct ServeArgs {
   server::ServerConfig cfg;
   EngineFlags engine;
-  std::string model_opt;
+  std::vector<std::string> model_opts;  // each -m/--model
+  std::string config_file;              // --config
+  std::string route_policy;             // --route-policy (JSON)
 };
 
 void add_server_flags(CLI::App* sub, ServeArgs& a) {
   server::ServerConfig& c = a.cfg;
   sub->add_option("model", c.model,
                   "GGUF file or HF checkpoint directory (default: the default model)");
-  sub->add_option("-m,--model", a.model_opt,
-                  "GGUF file or HF checkpoint directory (same as the positional argument)");
+  sub->add_option("-m,--model", a.model_opts,
+                  "GGUF file or HF checkpoint directory; repeat to serve several models");
+  sub->add_option("--config", a.config_file,
+                  "JSON file of models (names, per-model engine settings) and virtual models");
+  sub->add_option("--route-policy", a.route_policy,
+                  "JSON routing policy of `auto` when several models are served "
+                  "(e.g. '{\"large_share\": 0.3}')");
   sub->add_option("--host", c.host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", c.port, "Port to listen on (0: any free port)")->capture_default_str();
   sub->add_option("--served-model-name", c.served_model_name,
-                  "Model name(s) clients use (default: the model file's name)");
+                  "Model name(s) clients use (default: the model file's name); with several "
+                  "models, one per model");
   sub->add_option("--api-key", c.api_key,
                   "Require 'Authorization: Bearer KEY' on /v1 routes (or $FOLIO_API_KEY)");
   sub->add_option("--max-logprobs", c.max_logprobs, "Largest logprobs / top_logprobs accepted")
@@ -62,39 +74,55 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
   add_engine_flags(sub, a.engine);
 }
 
+ServePlan make_plan(const ServeArgs& a) {
+  std::vector<std::string> models;
+  if (!a.cfg.model.empty()) models.push_back(a.cfg.model);
+  models.insert(models.end(), a.model_opts.begin(), a.model_opts.end());
+  if (a.config_file.empty()) {
+    return plan_from_flags(models, a.cfg.served_model_name, a.cfg.chat_template, a.engine,
+                           a.route_policy);
+  }
+  if (!models.empty() || !a.cfg.served_model_name.empty() || !a.route_policy.empty()) {
+    throw Error(
+        "--config lists the models: give MODEL, -m, --served-model-name and "
+        "--route-policy there, not on the command line");
+  }
+  return plan_from_config(a.config_file, a.engine, a.cfg.chat_template);
+}
+
 int serve(ServeArgs& a) {
   Logger log;
-  if (!a.model_opt.empty()) a.cfg.model = a.model_opt;
-  const std::string path = resolve_model_path(a.cfg.model);
-  log.info("folio serve: loading " + path);
-  Stopwatch load;
-  std::unique_ptr<EngineModel> m = load_engine_model(path, a.engine);
-  const double load_s = load.seconds();
-  const std::unique_ptr<EngineStack> eng = make_engine(*m, a.engine);
-  print_engine_summary(*eng);
-  const engine::EngineConfig& ec = eng->core.config();
-  const std::int64_t blocks_per_seq = (ec.max_model_len + ec.block_size - 1) / ec.block_size;
-  std::fprintf(
-      stderr,
-      "folio: model loaded in %.2f s; the KV pool holds %lld sequences at the full "
-      "max-model-len (%d tokens) and more when they are shorter\n",
-      load_s,
-      static_cast<long long>(eng->core.num_kv_blocks() / std::max<std::int64_t>(blocks_per_seq, 1)),
-      ec.max_model_len);
-  const auto tmpl = model_chat_template(*m->file);
-  server::ModelContext ctx =
-      server::make_model_context(m->tok, a.cfg.served_model_name, path, ec.max_model_len,
-                                 server::chat_template_source(a.cfg.chat_template, tmpl));
-  ctx.load_seconds = load_s;
+  const ServePlan plan = make_plan(a);
+  const KvSplit kv = split_kv_budget(plan);
+  const bool several = plan.models.size() > 1;
+  // One kernel thread pool for every model; engines take steps in turn.
+  const std::shared_ptr<kernels::ThreadPool> pool = make_thread_pool(a.engine.threads);
+  engine::StepGate gate;
+  std::vector<LoadedModel> loaded;
+  loaded.reserve(plan.models.size());
+  for (std::size_t i = 0; i < plan.models.size(); ++i) {
+    loaded.push_back(load_served_model(plan.models[i], kv.caps[i], pool, log));
+  }
+  if (several) print_memory_summary(loaded, plan, kv.total);
   const std::uint64_t fds = raise_open_file_limit();
   if (fds < 1100) {
     log.info("open-file limit is " + std::to_string(fds) +
              ": at most about that many concurrent connections (raise `ulimit -n`)");
   }
-  engine::EngineLoop loop(eng->core);  // the server's EngineClient
-  return server::run_server(a.cfg, loop, ctx, log, [&](std::uint16_t port) {
+  std::deque<engine::EngineLoop> loops;  // the server's EngineClients
+  std::vector<server::ModelSpec> specs;
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    loops.emplace_back(loaded[i].engine->core, several ? &gate : nullptr);
+    specs.push_back(server::ModelSpec{
+        .model = loaded[i].context.get(), .engine = &loops.back(), .lacks = plan.models[i].lacks});
+  }
+  const std::vector<server::VirtualModelSpec> virtuals = virtual_specs(plan, loaded, log);
+  return server::run_server(a.cfg, specs, virtuals, log, [&](std::uint16_t port) {
+    std::string names;
+    for (const auto& m : loaded) names += (names.empty() ? "" : ", ") + m.context->name();
+    for (const auto& v : virtuals) names += ", " + v.name;
     std::fprintf(stderr, "folio: serving %s on http://%s:%u (OpenAI API under /v1)\n",
-                 ctx.names.front().c_str(), a.cfg.host.c_str(), port);
+                 names.c_str(), a.cfg.host.c_str(), port);
   });
 }
 

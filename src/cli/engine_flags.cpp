@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "base/error.h"
 #include "cli/model_file.h"
@@ -151,10 +152,18 @@ engine::EngineConfig with_drafter(engine::PagedModelRunner& runner, engine::Engi
 
 }  // namespace
 
+std::shared_ptr<kernels::ThreadPool> make_thread_pool(int threads) {
+  if (threads < 0) throw Error("-t/--threads must be >= 0");
+  const int n =
+      threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::make_shared<kernels::ThreadPool>(n);
+}
+
 EngineStack::EngineStack(const EngineModel& m, const EngineFlags& f,
-                         const engine::EngineConfig& config)
+                         const engine::EngineConfig& config,
+                         std::shared_ptr<kernels::ThreadPool> pool)
     : draft(load_draft_model(m, f, config)),
-      runner(m.model, f.threads),
+      runner(m.model, pool ? std::move(pool) : make_thread_pool(f.threads)),
       core(runner, m.eos, with_drafter(runner, config, draft.get())) {}
 
 std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f) {

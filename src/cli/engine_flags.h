@@ -79,7 +79,9 @@ std::unique_ptr<EngineModel> load_draft_model(const EngineModel& m, const Engine
 // with the draft model when the config names one. Not movable: the core
 // refers to the runner, the runner to the draft.
 struct EngineStack {
-  EngineStack(const EngineModel& m, const EngineFlags& f, const engine::EngineConfig& config);
+  // `pool`: kernel threads shared with other engines (null: f.threads of its own).
+  EngineStack(const EngineModel& m, const EngineFlags& f, const engine::EngineConfig& config,
+              std::shared_ptr<kernels::ThreadPool> pool = nullptr);
   EngineStack(const EngineStack&) = delete;
   EngineStack& operator=(const EngineStack&) = delete;
 
@@ -90,6 +92,9 @@ struct EngineStack {
 
 // Throws folio::Error (naming the flag) for values the engine cannot use.
 std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags& f);
+
+// A kernel thread pool of `threads` threads (0: every hardware thread).
+std::shared_ptr<kernels::ThreadPool> make_thread_pool(int threads);
 
 // One line on stderr describing the engine (KV blocks, bytes, limits).
 void print_engine_summary(const EngineStack& e);
