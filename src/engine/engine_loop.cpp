@@ -9,6 +9,7 @@ namespace folio::engine {
 EngineLoop::EngineLoop(LLMEngine& engine, StepGate* gate)
     : engine_(engine),
       gate_(gate),
+      gate_member_(gate != nullptr ? gate->add_member() : -1),
       last_progress_(monotonic_seconds()),
       thread_([this] { run(); }) {}
 
@@ -77,7 +78,7 @@ void EngineLoop::run() {
     for (auto& c : batch) c(engine_);
     batch.clear();
     try {
-      const StepGate::Turn turn(gate_);
+      const StepGate::Turn turn(gate_, gate_member_);
       engine_.step();
     } catch (const std::exception& e) {
       // An internal invariant broke: end every live request (their

@@ -54,6 +54,7 @@ class EngineLoop final : public EngineClient {
 
   LLMEngine& engine_;
   StepGate* gate_;
+  int gate_member_ = -1;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::function<void(LLMEngine&)>> commands_;  // guarded by mu_
