@@ -66,6 +66,7 @@ void GenerationJob::submit() {
             static_cast<std::int32_t>(std::min<std::int64_t>(*req_.default_max_tokens, left));
       }
     }
+    if (probe_) er.params.logprobs = std::max(er.params.logprobs.value_or(0), 2);
     er.n = req_.n;
     er.priority = req_.priority;
     er.attention_window = req_.attention_window;
@@ -129,7 +130,28 @@ void GenerationJob::start_frames(std::string& out) {
   }
 }
 
+void GenerationJob::probe_confidence() {
+  probe_ = true;
+  meters_.assign(choices_.size(), ConfidenceMeter{});
+}
+
+std::vector<Confidence> GenerationJob::confidence() const {
+  std::vector<Confidence> out;
+  for (const ConfidenceMeter& m : meters_) out.push_back(m.result());
+  return out;
+}
+
 JobOutput GenerationJob::poll() {
+  JobOutput out = poll_now();
+  if (!probe_) return out;
+  held_ += out.bytes;
+  if (!out.done) return JobOutput{};
+  out.bytes = std::move(held_);
+  held_.clear();
+  return out;
+}
+
+JobOutput GenerationJob::poll_now() {
   JobOutput out;
   if (done_) {
     out.done = true;
@@ -169,6 +191,24 @@ void GenerationJob::apply_delta(std::size_t e, TextDelta d, std::string& out) {
   Engine& eng = engines_[e];
   const std::size_t ci = e * static_cast<std::size_t>(req_.n) + static_cast<std::size_t>(d.index);
   Choice& c = choices_[ci];
+  if (probe_) {
+    for (const engine::LogprobText& lp : d.logprobs) {
+      const auto top = [&](std::size_t k) -> std::optional<double> {
+        if (k < lp.top.size()) return lp.top[k].logprob;
+        return std::nullopt;
+      };
+      meters_[ci].add(lp.chosen.logprob, top(0), top(1));
+    }
+    // The client sees the logprobs it asked for, not the probe's.
+    if (!req_.want_logprobs) {
+      d.logprobs.clear();
+    } else {
+      for (engine::LogprobText& lp : d.logprobs) {
+        const auto keep = std::min(lp.top.size(), static_cast<std::size_t>(req_.top_logprobs));
+        lp.top.erase(lp.top.begin() + static_cast<std::ptrdiff_t>(keep), lp.top.end());
+      }
+    }
+  }
   const double now = monotonic_seconds();
   if (!d.token_ids.empty()) {
     target_.metrics.add_generation_tokens(static_cast<std::int64_t>(d.token_ids.size()));

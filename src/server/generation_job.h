@@ -2,9 +2,8 @@
 //
 // Owns the engine requests of one HTTP request (one per prompt, each with n
 // samples), their output channels and one engine::OutputProcessor per
-// prompt (choice index = prompt * n + sample). The HTTP session drives it
-// on its strand: submit() once, attach() a wake-up, then poll() whenever
-// woken, writing what poll() returns; cancel() when the client goes away.
+// prompt (choice index = prompt * n + sample). The handler submit()s it
+// once; the HTTP session then drives it on its strand as a Job (job.h).
 // Destroying a job aborts whatever is unfinished and frees its admission
 // slots, so no path leaks an engine request.
 //
@@ -20,6 +19,8 @@
 #include <vector>
 
 #include "engine/output_processor.h"
+#include "server/confidence.h"
+#include "server/job.h"
 #include "server/openai_request.h"
 #include "server/response_builder.h"
 #include "server/server_context.h"
@@ -27,17 +28,11 @@
 
 namespace folio::server {
 
-struct JobOutput {
-  std::string bytes;  // SSE frames, or the whole body when done (non-stream)
-  bool done = false;
-  int status = 200;  // non-stream only: 500 when the engine failed
-};
-
-class GenerationJob {
+class GenerationJob final : public Job {
  public:
   // `target`: the concrete model (of ctx) that runs the request.
   GenerationJob(ServerContext& ctx, ServedModel& target, GenerationRequest req);
-  ~GenerationJob();
+  ~GenerationJob() override;
   GenerationJob(const GenerationJob&) = delete;
   GenerationJob& operator=(const GenerationJob&) = delete;
 
@@ -45,14 +40,19 @@ class GenerationJob {
   // takes their admission slots (429 when --max-queue is full; 503 while
   // draining) and submits them. Throws ApiError.
   void submit();
-  // `notify` runs on an engine thread whenever new output may be ready.
-  void attach(const std::function<void()>& notify);
-  JobOutput poll();
-  // The client went away: abort every unfinished engine request now.
-  void cancel();
-
-  bool streaming() const { return req_.stream; }
+  void attach(const std::function<void()>& notify) override;
+  JobOutput poll() override;
+  void cancel() override;
+  bool streaming() const override { return req_.stream; }
   const std::string& id() const { return meta_.id; }
+
+  // A cascade's first try (before submit()): the engine reports the top-2
+  // logprobs of every token whatever the client asked (the client still
+  // sees only what it asked for), confidence() measures each choice, and
+  // poll() holds all output until the job is done, so it can be dropped.
+  void probe_confidence();
+  std::vector<Confidence> confidence() const;  // per choice
+  std::int64_t completion_tokens() const { return usage().completion_tokens; }
 
  private:
   struct Engine {  // one engine request (one prompt)
@@ -72,6 +72,7 @@ class GenerationJob {
     std::optional<ToolCallStream> tools;  // streamed chat with tools: held text
   };
 
+  JobOutput poll_now();
   void start_frames(std::string& out);
   void apply(std::size_t e, const engine::RequestOutput& item, std::string& out);
   void apply_delta(std::size_t e, TextDelta d, std::string& out);
@@ -93,8 +94,11 @@ class GenerationJob {
   bool started_ = false;  // first poll emitted the opening frames
   bool done_ = false;
   bool released_ = false;
-  std::string error_;    // engine failure message
-  std::mt19937_64 rng_;  // tool-call ids
+  std::string error_;                    // engine failure message
+  std::mt19937_64 rng_;                  // tool-call ids
+  bool probe_ = false;                   // probe_confidence()
+  std::vector<ConfidenceMeter> meters_;  // per choice, when probing
+  std::string held_;                     // output held back while probing
 };
 
 }  // namespace folio::server

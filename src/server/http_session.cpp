@@ -129,9 +129,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void start_job(HttpReply reply) {
     job_ = std::move(reply.job);
     job_headers_ = std::move(reply.headers);
+    job_content_type_ = reply.content_type;
+    head_sent_ = false;
     response_complete_ = false;
-    if (job_->streaming())
-      queue(head_of(200, reply.content_type, keep_alive_, job_headers_, std::nullopt));
     std::weak_ptr<Session> weak = weak_from_this();
     auto exec = stream_.get_executor();
     std::shared_ptr<PostGate> gate = gate_;
@@ -149,12 +149,20 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_job_ready() {
     if (!job_) return;
     JobOutput o = job_->poll();
+    HeaderList headers = job_headers_;
+    if (!head_sent_ && (o.done || job_->head_ready())) {
+      const HeaderList own = job_->headers();
+      headers.insert(headers.end(), own.begin(), own.end());
+    }
     if (job_->streaming()) {
-      queue(http_chunk(o.bytes));
+      if (!head_sent_ && (o.done || job_->head_ready())) {
+        queue(head_of(200, job_content_type_, keep_alive_, headers, std::nullopt));
+        head_sent_ = true;
+      }
+      if (head_sent_) queue(http_chunk(o.bytes));
       if (o.done) queue(http_last_chunk());
     } else if (o.done) {
-      queue(head_of(o.status, "application/json", keep_alive_, job_headers_, o.bytes.size()) +
-            o.bytes);
+      queue(head_of(o.status, "application/json", keep_alive_, headers, o.bytes.size()) + o.bytes);
     }
     if (o.done) {
       job_.reset();
@@ -274,8 +282,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<PostGate> gate_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::unique_ptr<GenerationJob> job_;
-  std::vector<std::pair<std::string, std::string>> job_headers_;  // the job's reply headers
+  std::unique_ptr<Job> job_;
+  HeaderList job_headers_;        // the handler's reply headers for the job
+  std::string job_content_type_;  // ... and its content type
+  bool head_sent_ = false;        // a streaming job's head is out
   bool keep_alive_ = true;
   bool response_complete_ = false;
   bool writing_ = false;

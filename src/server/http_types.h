@@ -5,11 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "server/generation_job.h"
+#include "server/job.h"
 
 namespace folio::server {
 
@@ -27,7 +28,7 @@ struct HttpReply {
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   // A generation in flight: the session sends its output (SSE when it
   // streams) instead of `body`. Already submitted to the engine.
-  std::unique_ptr<GenerationJob> job;
+  std::unique_ptr<Job> job;
 };
 
 HttpReply json_reply(int status, std::string body);

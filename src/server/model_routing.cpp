@@ -11,12 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-GenerationRequest parse_for(ApiKind kind, const json& body, const ModelContext& m,
-                            const ServerConfig& cfg, const nlohmann::ordered_json& ordered) {
-  return kind == ApiKind::kChat ? parse_chat_request(body, m, cfg, &ordered)
-                                : parse_completion_request(body, m, cfg, &ordered);
-}
-
 void append_text(const json& content, std::string& out) {
   if (content.is_string()) {
     out += content.get_ref<const std::string&>();
@@ -40,6 +34,12 @@ bool fits(const GenerationRequest& r, const ModelContext& m) {
 }
 
 }  // namespace
+
+GenerationRequest parse_for_model(ApiKind kind, const json& body, const ModelContext& m,
+                                  const ServerConfig& cfg, const nlohmann::ordered_json& ordered) {
+  return kind == ApiKind::kChat ? parse_chat_request(body, m, cfg, &ordered)
+                                : parse_completion_request(body, m, cfg, &ordered);
+}
 
 route::RouteInput route_input(ApiKind kind, const json& body, const GenerationRequest& r,
                               std::string& text_storage) {
@@ -90,9 +90,11 @@ RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
   }
   const ServerContext::Target t = ctx.resolve(name);
   if (t.model != nullptr) {
-    return RoutedRequest{.model = t.model,
-                         .request = parse_for(kind, body, t.model->model, ctx.config, ordered),
-                         .decision = std::nullopt};
+    return RoutedRequest{
+        .model = t.model,
+        .request = parse_for_model(kind, body, t.model->model, ctx.config, ordered),
+        .decision = std::nullopt,
+        .virt = nullptr};
   }
   const VirtualModel& v = *t.virt;
   ServedModel& small = ctx.models[v.small];
@@ -101,7 +103,7 @@ RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
   std::string text;
   std::optional<GenerationRequest> on_small;
   try {
-    on_small = parse_for(kind, body, small.model, ctx.config, ordered);
+    on_small = parse_for_model(kind, body, small.model, ctx.config, ordered);
   } catch (const ApiError& e) {
     if (e.status() != 400) throw;
     rr.small_missing.emplace_back("request");  // the small model cannot take it as sent
@@ -120,9 +122,9 @@ RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
   route::RouteDecision d = route::decide(rr, v.policy, load);
   ServedModel& chosen = d.target == route::Target::kSmall && on_small ? small : large;
   ctx.route_metrics.record(v.name, chosen.model.name(), d.reason, d.score);
-  RoutedRequest out{.model = &chosen, .request = {}, .decision = std::move(d)};
+  RoutedRequest out{.model = &chosen, .request = {}, .decision = std::move(d), .virt = &v};
   out.request = &chosen == &small ? std::move(*on_small)
-                                  : parse_for(kind, body, large.model, ctx.config, ordered);
+                                  : parse_for_model(kind, body, large.model, ctx.config, ordered);
   return out;
 }
 

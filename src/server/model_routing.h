@@ -25,7 +25,12 @@ struct RoutedRequest {
   ServedModel* model = nullptr;                  // runs the request
   GenerationRequest request;                     // parsed for `model`
   std::optional<route::RouteDecision> decision;  // set when a virtual model routed it
+  const VirtualModel* virt = nullptr;            // ... and this is the virtual model
 };
+
+// `body` parsed for model `m` (the chat or the completions form).
+GenerationRequest parse_for_model(ApiKind kind, const nlohmann::json& body, const ModelContext& m,
+                                  const ServerConfig& cfg, const nlohmann::ordered_json& ordered);
 
 RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const nlohmann::json& body,
                            const nlohmann::ordered_json& ordered);

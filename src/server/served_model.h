@@ -15,6 +15,7 @@
 
 #include "engine/engine_client.h"
 #include "route/policy.h"
+#include "server/confidence.h"
 #include "server/metrics.h"
 #include "server/model_context.h"
 
@@ -35,6 +36,7 @@ struct VirtualModelSpec {
   std::string small;  // a served name of a concrete model
   std::string large;
   route::RoutePolicy policy;
+  CascadePolicy cascade;  // off unless configured
 };
 
 struct ServedModel {
@@ -52,6 +54,7 @@ struct VirtualModel {
   std::size_t small = 0;  // index into the concrete models
   std::size_t large = 0;
   route::RoutePolicy policy;
+  CascadePolicy cascade;
 };
 
 // Request features a router checks against ModelSpec::lacks.

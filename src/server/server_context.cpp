@@ -47,7 +47,8 @@ ServerContext::ServerContext(const ServerConfig& c, const std::vector<ModelSpec>
     VirtualModel vm{.name = v.name,
                     .small = index_of(models, v.small, "virtual model `" + v.name + "`"),
                     .large = index_of(models, v.large, "virtual model `" + v.name + "`"),
-                    .policy = v.policy};
+                    .policy = v.policy,
+                    .cascade = v.cascade};
     if (vm.small == vm.large) {
       throw Error("virtual model `" + v.name + "` routes between `" + v.small + "` and `" +
                   v.large + "`, which are the same model");

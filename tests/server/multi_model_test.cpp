@@ -34,7 +34,8 @@ class MultiModelTest : public ::testing::Test {
     large_engine_.reset();
   }
 
-  void start(const std::vector<std::string>& small_lacks, double threshold = 0.3) {
+  void start(const std::vector<std::string>& small_lacks, double threshold = 0.3,
+             CascadePolicy cascade = {}) {
     stop();
     cfg_.host = "127.0.0.1";
     cfg_.port = 0;
@@ -55,8 +56,11 @@ class MultiModelTest : public ::testing::Test {
         std::vector<ModelSpec>{
             {.model = small_.get(), .engine = small_engine_.get(), .lacks = small_lacks},
             {.model = large_.get(), .engine = large_engine_.get(), .lacks = {}}},
-        std::vector<VirtualModelSpec>{
-            {.name = "auto", .small = "tiny", .large = "large-model", .policy = policy}},
+        std::vector<VirtualModelSpec>{{.name = "auto",
+                                       .small = "tiny",
+                                       .large = "large-model",
+                                       .policy = policy,
+                                       .cascade = cascade}},
         *log_);
     port_ = server_->start();
   }
@@ -268,6 +272,78 @@ TEST_F(MultiModelTest, TokenizeNeedsAConcreteModel) {
   EXPECT_EQ(r.status, 404);
 }
 
+// The fake engine's tokens have logprob -0.5 and a top-1/top-2 margin of 1.
+CascadePolicy cascade_below(double min_mean_logprob) {
+  CascadePolicy c;
+  c.enabled = true;
+  c.min_mean_logprob = min_mean_logprob;
+  return c;
+}
+
+TEST_F(MultiModelTest, ACascadeKeepsAConfidentSmallAnswer) {
+  start({}, 0.3, cascade_below(-0.6));
+  const HttpResponse r = post("/v1/chat/completions", chat("auto", "Hi"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body_json(r)["model"], "small-model");
+  EXPECT_EQ(r.headers.at("x-folio-route-model"), "small-model");
+  EXPECT_EQ(r.headers.at("x-folio-route-reason"), "score_below");
+  EXPECT_TRUE(body_json(r)["choices"][0]["logprobs"].is_null()) << r.body;  // not asked for
+  ASSERT_EQ(small_engine_->submitted().size(), 1u);
+  EXPECT_EQ(small_engine_->submitted()[0].params.logprobs, 2);  // the probe's top-2
+  EXPECT_EQ(large_engine_->submitted().size(), 0u);
+  EXPECT_NE(
+      get("/metrics").body.find("folio:route_cascade_escalations_total{virtual_model=\"auto\"} 0"),
+      std::string::npos);
+}
+
+TEST_F(MultiModelTest, ACascadeRerunsAnUnsureSmallAnswerOnTheLargeModel) {
+  start({}, 0.3, cascade_below(-0.4));
+  const HttpResponse r = post("/v1/chat/completions", chat("auto", "Hi"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body_json(r)["model"], "large-model");
+  EXPECT_EQ(r.headers.at("x-folio-route-model"), "large-model");
+  EXPECT_EQ(r.headers.at("x-folio-route-reason"), "cascade");
+  EXPECT_EQ(small_engine_->submitted().size(), 1u);
+  ASSERT_EQ(large_engine_->submitted().size(), 1u);
+  EXPECT_FALSE(large_engine_->submitted()[0].params.logprobs.has_value());
+  const std::string m = get("/metrics").body;
+  EXPECT_NE(m.find("folio:route_cascade_escalations_total{virtual_model=\"auto\"} 1"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("folio:route_cascade_wasted_tokens_total{virtual_model=\"auto\"} 4"),
+            std::string::npos)
+      << m;
+}
+
+TEST_F(MultiModelTest, AStreamedCascadeSendsOnlyTheChosenAnswer) {
+  start({}, 0.3, cascade_below(-0.4));
+  json body = chat("auto", "Hi");
+  body["stream"] = true;
+  const HttpResponse r = post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers.at("x-folio-route-model"), "large-model");
+  EXPECT_EQ(r.headers.at("x-folio-route-reason"), "cascade");
+  EXPECT_EQ(r.body.find("small-model"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("\"model\":\"large-model\""), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("data: [DONE]"), r.body.rfind("data: [DONE]"));  // one stream
+}
+
+TEST_F(MultiModelTest, ACascadeShowsOnlyTheLogprobsTheClientAskedFor) {
+  CascadePolicy c;
+  c.enabled = true;
+  c.min_mean_margin = 0.5;  // the fake's margin is 1: kept
+  start({}, 0.3, c);
+  json body = chat("auto", "Hi");
+  body["logprobs"] = true;  // top_logprobs 0
+  const HttpResponse r = post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body_json(r)["model"], "small-model");
+  const json b = body_json(r);
+  const json& content = b["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 4u) << r.body;
+  for (const json& t : content) EXPECT_TRUE(t["top_logprobs"].empty()) << r.body;
+}
+
 TEST(ServerContextTest, RefusesInconsistentModelLists) {
   const tokenizer::Tokenizer& tok = test_tokenizer();
   const ModelContext a = make_model_context(tok, {"a"}, "a.gguf", 64, std::nullopt);
@@ -281,17 +357,21 @@ TEST(ServerContextTest, RefusesInconsistentModelLists) {
   };
   EXPECT_THROW(Server(cfg, {}, {}, log), Error);
   EXPECT_THROW(Server(cfg, {spec(a), spec(b)}, {}, log), Error);  // `a` twice
-  EXPECT_THROW(Server(cfg, {spec(a), spec(c)},
-                      {{.name = "a", .small = "a", .large = "c", .policy = {}}}, log),
-               Error);  // a virtual name that is a concrete one
-  EXPECT_THROW(Server(cfg, {spec(a), spec(c)},
-                      {{.name = "auto", .small = "a", .large = "x", .policy = {}}}, log),
-               Error);  // unknown large
-  EXPECT_THROW(Server(cfg, {spec(a), spec(c)},
-                      {{.name = "auto", .small = "a", .large = "a", .policy = {}}}, log),
-               Error);  // the same model twice
-  EXPECT_NO_THROW(Server(cfg, {spec(a), spec(c)},
-                         {{.name = "auto", .small = "a", .large = "c", .policy = {}}}, log));
+  EXPECT_THROW(
+      Server(cfg, {spec(a), spec(c)},
+             {{.name = "a", .small = "a", .large = "c", .policy = {}, .cascade = {}}}, log),
+      Error);  // a virtual name that is a concrete one
+  EXPECT_THROW(
+      Server(cfg, {spec(a), spec(c)},
+             {{.name = "auto", .small = "a", .large = "x", .policy = {}, .cascade = {}}}, log),
+      Error);  // unknown large
+  EXPECT_THROW(
+      Server(cfg, {spec(a), spec(c)},
+             {{.name = "auto", .small = "a", .large = "a", .policy = {}, .cascade = {}}}, log),
+      Error);  // the same model twice
+  EXPECT_NO_THROW(
+      Server(cfg, {spec(a), spec(c)},
+             {{.name = "auto", .small = "a", .large = "c", .policy = {}, .cascade = {}}}, log));
 }
 
 }  // namespace
