@@ -32,6 +32,7 @@ struct ServeArgs {
   std::vector<std::string> model_opts;  // each -m/--model
   std::string config_file;              // --config
   std::string route_policy;             // --route-policy (JSON)
+  std::string route_cascade;            // --route-cascade (JSON)
 };
 
 void add_server_flags(CLI::App* sub, ServeArgs& a) {
@@ -45,6 +46,9 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
   sub->add_option("--route-policy", a.route_policy,
                   "JSON routing policy of `auto` when several models are served "
                   "(e.g. '{\"large_share\": 0.3}')");
+  sub->add_option("--route-cascade", a.route_cascade,
+                  "JSON cascade of `auto`: rerun unsure small answers on the large model "
+                  "(e.g. '{\"min_mean_logprob\": -1.0}')");
   sub->add_option("--host", c.host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", c.port, "Port to listen on (0: any free port)")->capture_default_str();
   sub->add_option("--served-model-name", c.served_model_name,
@@ -80,7 +84,7 @@ ServePlan make_plan(const ServeArgs& a) {
   models.insert(models.end(), a.model_opts.begin(), a.model_opts.end());
   if (a.config_file.empty()) {
     return plan_from_flags(models, a.cfg.served_model_name, a.cfg.chat_template, a.engine,
-                           a.route_policy);
+                           a.route_policy, a.route_cascade);
   }
   if (!models.empty() || !a.cfg.served_model_name.empty() || !a.route_policy.empty()) {
     throw Error(

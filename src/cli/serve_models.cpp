@@ -105,8 +105,11 @@ std::vector<server::VirtualModelSpec> virtual_specs(const ServePlan& plan,
                                                     const Logger& log) {
   std::vector<server::VirtualModelSpec> out;
   for (const VirtualModelPlan& v : plan.virtuals) {
-    server::VirtualModelSpec spec{
-        .name = v.name, .small = v.small, .large = v.large, .policy = v.policy.policy};
+    server::VirtualModelSpec spec{.name = v.name,
+                                  .small = v.small,
+                                  .large = v.large,
+                                  .policy = v.policy.policy,
+                                  .cascade = v.cascade};
     std::string how = "configured";
     if (spec.small.empty()) {  // the implicit `auto`: by parameter count
       const auto by_size = [](const LoadedModel& a, const LoadedModel& b) {
@@ -126,7 +129,8 @@ std::vector<server::VirtualModelSpec> virtual_specs(const ServePlan& plan,
                   "% of the built-in sample goes large)";
     }
     log.info("virtual model `" + spec.name + "`: small " + spec.small + ", large " + spec.large +
-             " (" + how + "); score threshold " + threshold);
+             " (" + how + "); score threshold " + threshold +
+             (spec.cascade.enabled ? "; cascade on" : ""));
     out.push_back(std::move(spec));
   }
   return out;

@@ -123,8 +123,14 @@ VirtualModelPlan virtual_entry(const json& e, const std::string& where) {
       } catch (const Error& err) {
         fail(at, err.what());
       }
+    } else if (key == "cascade") {
+      try {
+        v.cascade = server::parse_cascade_policy(val);
+      } catch (const Error& err) {
+        fail(at, err.what());
+      }
     } else {
-      fail(at, "is not a virtual-model setting (name, small, large, policy)");
+      fail(at, "is not a virtual-model setting (name, small, large, policy, cascade)");
     }
   }
   if (v.name.empty() || v.small.empty() || v.large.empty()) {
@@ -138,7 +144,8 @@ VirtualModelPlan virtual_entry(const json& e, const std::string& where) {
 ServePlan plan_from_flags(const std::vector<std::string>& models,
                           const std::vector<std::string>& served_names,
                           const std::string& chat_template, const EngineFlags& engine,
-                          const std::string& route_policy_json) {
+                          const std::string& route_policy_json,
+                          const std::string& route_cascade_json) {
   ServePlan plan;
   const std::vector<std::string> paths = models.empty() ? std::vector<std::string>{""} : models;
   if (paths.size() > 1 && !served_names.empty() && served_names.size() != paths.size()) {
@@ -161,7 +168,7 @@ ServePlan plan_from_flags(const std::vector<std::string>& models,
   }
   if (paths.size() > 1) {
     plan.total_kv_memory = engine.kv_cache_memory;
-    VirtualModelPlan v{.name = "auto", .small = "", .large = "", .policy = {}};
+    VirtualModelPlan v{.name = "auto", .small = "", .large = "", .policy = {}, .cascade = {}};
     if (!route_policy_json.empty()) {
       json j;
       try {
@@ -175,9 +182,18 @@ ServePlan plan_from_flags(const std::vector<std::string>& models,
         throw Error(std::string("--route-policy: ") + e.what());
       }
     }
+    if (!route_cascade_json.empty()) {
+      try {
+        v.cascade = server::parse_cascade_policy(json::parse(route_cascade_json));
+      } catch (const json::exception& e) {
+        throw Error(std::string("--route-cascade is not valid JSON: ") + e.what());
+      } catch (const Error& e) {
+        throw Error(std::string("--route-cascade: ") + e.what());
+      }
+    }
     plan.virtuals.push_back(std::move(v));
-  } else if (!route_policy_json.empty()) {
-    throw Error("--route-policy needs two or more models (-m A -m B)");
+  } else if (!route_policy_json.empty() || !route_cascade_json.empty()) {
+    throw Error("--route-policy and --route-cascade need two or more models (-m A -m B)");
   }
   return plan;
 }
@@ -223,7 +239,7 @@ ServePlan plan_from_config(const std::string& path, const EngineFlags& engine,
                                                      : plan.models.front().engine.kv_cache_memory;
   if (!has_virtuals && plan.models.size() > 1) {
     plan.virtuals.push_back(
-        VirtualModelPlan{.name = "auto", .small = "", .large = "", .policy = {}});
+        VirtualModelPlan{.name = "auto", .small = "", .large = "", .policy = {}, .cascade = {}});
   }
   return plan;
 }

@@ -10,12 +10,14 @@
 //       {"models": [{"model": "a.gguf", "served_model_name": ["a", "small"],
 //                    "max_num_seqs": 64, "lacks": ["tools"]}, ...],
 //        "virtual_models": [{"name": "auto", "small": "a", "large": "b",
-//                            "policy": {"large_share": 0.3}}]}
+//                            "policy": {"large_share": 0.3},
+//                            "cascade": {"min_mean_logprob": -1.0}}]}
 //     A model's engine keys (vLLM names) override the command line's flags.
 //
 // With two or more models and no virtual model, `auto` is added: small is
-// the model with the fewest parameters, large the one with the most, and
-// --route-policy (JSON, route/policy_config.h) its policy.
+// the model with the fewest parameters, large the one with the most,
+// --route-policy (JSON, route/policy_config.h) its policy and --route-cascade
+// (JSON, server/confidence.h) its cascade.
 //
 // Memory: with several models the command line's --kv-cache-memory is the
 // budget of all KV caches together (default: 25% of MemAvailable); a model
@@ -29,6 +31,7 @@
 
 #include "cli/engine_flags.h"
 #include "route/policy_config.h"
+#include "server/confidence.h"
 
 namespace folio::cli {
 
@@ -45,6 +48,7 @@ struct VirtualModelPlan {
   std::string small;  // served names; both "" for the implicit `auto` (by size)
   std::string large;
   route::PolicyConfig policy;
+  server::CascadePolicy cascade;  // "cascade" / --route-cascade; off by default
 };
 
 struct ServePlan {
@@ -59,7 +63,8 @@ struct ServePlan {
 ServePlan plan_from_flags(const std::vector<std::string>& models,
                           const std::vector<std::string>& served_names,
                           const std::string& chat_template, const EngineFlags& engine,
-                          const std::string& route_policy_json);
+                          const std::string& route_policy_json,
+                          const std::string& route_cascade_json = "");
 
 // Throws folio::Error naming the file and key for anything it cannot use
 // (unknown keys included).
