@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,25 @@ namespace {
 // Waits until `n` members wait on the gate.
 void until_waiting(const StepGate& g, int n) {
   while (g.waiting() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// The order in which members got their turns.
+struct Order {
+  std::vector<int> seen;
+  std::mutex mu;
+  void record(int m) {
+    std::lock_guard l(mu);
+    seen.push_back(m);
+  }
+};
+
+// A thread taking one turn as `m`, recorded in `o`, that uses `s` seconds.
+std::thread one_turn(StepGate& g, Order& o, int m, double s) {
+  return std::thread([&g, &o, m, s] {
+    g.enter(m);
+    o.record(m);
+    g.leave(m, s);
+  });
 }
 
 TEST(StepGateTest, OneEngineAtATime) {
@@ -43,6 +63,20 @@ TEST(StepGateTest, OneEngineAtATime) {
   EXPECT_EQ(most, 1);
 }
 
+// `holder` holds the gate while `first` then `second` queue; then it leaves.
+std::vector<int> queued_order(StepGate& g, int holder, int first, int second) {
+  Order o;
+  g.enter(holder);
+  std::thread t1 = one_turn(g, o, first, 0.001);
+  until_waiting(g, 1);
+  std::thread t2 = one_turn(g, o, second, 0.001);
+  until_waiting(g, 2);
+  g.leave(holder, 0.0);
+  t1.join();
+  t2.join();
+  return o.seen;
+}
+
 TEST(StepGateTest, TheWaiterThatUsedLeastTimeGoesFirst) {
   StepGate g;
   const int holder = g.add_member();
@@ -52,25 +86,8 @@ TEST(StepGateTest, TheWaiterThatUsedLeastTimeGoesFirst) {
   g.leave(heavy, 5.0);  // used 5 s
   g.enter(light);
   g.leave(light, 1.0);  // used 1 s
-  g.enter(holder);      // holds the gate while both queue
-  std::vector<int> order;
-  std::mutex mu;
-  const auto take = [&](int m) {
-    g.enter(m);
-    {
-      std::lock_guard l(mu);
-      order.push_back(m);
-    }
-    g.leave(m, 0.001);
-  };
-  std::thread th(take, heavy);  // heavy asks first ...
-  until_waiting(g, 1);
-  std::thread tl(take, light);
-  until_waiting(g, 2);
-  g.leave(holder, 0.001);
-  th.join();
-  tl.join();
-  EXPECT_EQ(order, (std::vector<int>{light, heavy}));  // ... light, owed time, goes first
+  // heavy asks first, but light, owed time, goes first.
+  EXPECT_EQ(queued_order(g, holder, heavy, light), (std::vector<int>{light, heavy}));
 }
 
 TEST(StepGateTest, EqualTimeGoesFirstComeFirstServed) {
@@ -78,25 +95,7 @@ TEST(StepGateTest, EqualTimeGoesFirstComeFirstServed) {
   const int holder = g.add_member();
   const int x = g.add_member();
   const int y = g.add_member();
-  g.enter(holder);
-  std::vector<int> order;
-  std::mutex mu;
-  const auto take = [&](int m) {
-    g.enter(m);
-    {
-      std::lock_guard l(mu);
-      order.push_back(m);
-    }
-    g.leave(m, 0.0);
-  };
-  std::thread ty(take, y);
-  until_waiting(g, 1);
-  std::thread tx(take, x);
-  until_waiting(g, 2);
-  g.leave(holder, 0.0);
-  ty.join();
-  tx.join();
-  EXPECT_EQ(order, (std::vector<int>{y, x}));
+  EXPECT_EQ(queued_order(g, holder, y, x), (std::vector<int>{y, x}));
 }
 
 TEST(StepGateTest, IdlingBanksNoCredit) {
@@ -108,27 +107,9 @@ TEST(StepGateTest, IdlingBanksNoCredit) {
   g.leave(busy, 10.0);  // `busy` has used 10 s while `idle` used none
   g.enter(holder);
   g.leave(holder, 10.0);
-  g.enter(holder);
-  std::vector<int> order;
-  std::mutex mu;
-  const auto take = [&](int m, double s) {
-    g.enter(m);
-    {
-      std::lock_guard l(mu);
-      order.push_back(m);
-    }
-    g.leave(m, s);
-  };
-  std::thread tb(take, busy, 1.0);
-  until_waiting(g, 1);
-  // `idle` comes back: it starts level with `busy` (10 s), not 10 s ahead,
-  // and, level, queues behind it.
-  std::thread ti(take, idle, 1.0);
-  until_waiting(g, 2);
-  g.leave(holder, 0.0);
-  tb.join();
-  ti.join();
-  EXPECT_EQ(order, (std::vector<int>{busy, idle}));
+  // `idle` comes back after `busy` queued: it starts level with it (10 s),
+  // not 10 s ahead, and, level, queues behind it.
+  EXPECT_EQ(queued_order(g, holder, busy, idle), (std::vector<int>{busy, idle}));
 }
 
 TEST(StepGateTest, AnEngineOwedTimeKeepsItsTurnsUntilItHasUsedItsShare) {
@@ -137,29 +118,18 @@ TEST(StepGateTest, AnEngineOwedTimeKeepsItsTurnsUntilItHasUsedItsShare) {
   const int slow = g.add_member();
   g.enter(slow);
   g.leave(slow, 5.0);  // the slow engine took one 5 s step
-  std::vector<int> order;
-  std::mutex mu;
+  Order o;
   g.enter(fast);  // fast holds the gate while slow queues for its next step
-  std::thread ts([&] {
-    g.enter(slow);
-    {
-      std::lock_guard l(mu);
-      order.push_back(slow);
-    }
-    g.leave(slow, 5.0);
-  });
+  std::thread ts = one_turn(g, o, slow, 5.0);
   until_waiting(g, 1);
   for (int i = 0; i < 7; ++i) {
     if (i > 0) g.enter(fast);
-    {
-      std::lock_guard l(mu);
-      order.push_back(fast);
-    }
+    o.record(fast);
     g.leave(fast, 1.0);  // 1 s steps: owed time until it has used more than 5 s
   }
   ts.join();
   // fast ran 6 steps (used 0 .. 5, ties keep the turn) before slow's; its 7th waited for slow.
-  EXPECT_EQ(order, (std::vector<int>{fast, fast, fast, fast, fast, fast, slow, fast}));
+  EXPECT_EQ(o.seen, (std::vector<int>{fast, fast, fast, fast, fast, fast, slow, fast}));
 }
 
 }  // namespace

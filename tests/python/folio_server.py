@@ -24,11 +24,13 @@ def free_port():
 
 @contextlib.contextmanager
 def running_server(*flags, model=MODEL):
-    """Yields {"base", "port", "proc"}; after the block, "exit_code" holds the SIGTERM exit code."""
-    assert model.exists(), f"{model} missing: run scripts/setup"
+    """Yields {"base", "port", "proc"}; after the block, "exit_code" holds the SIGTERM exit code.
+    model=None: no positional model (the flags name them: -m, --config)."""
+    assert model is None or model.exists(), f"{model} missing: run scripts/setup"
     port = free_port()
+    positional = [] if model is None else [str(model)]
     proc = subprocess.Popen(
-        [FOLIO, "serve", str(model), "--host", "127.0.0.1", "--port", str(port), *flags],
+        [FOLIO, "serve", *positional, "--host", "127.0.0.1", "--port", str(port), *flags],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -78,6 +78,13 @@ class MultiModelTest : public ::testing::Test {
   }
   HttpResponse get(const std::string& path) { return HttpClient(port_).request("GET", path); }
 
+  // A streamed chat request to `auto`.
+  HttpResponse stream_auto() {
+    json body = chat("auto", "Hi");
+    body["stream"] = true;
+    return post("/v1/chat/completions", body);
+  }
+
   static json chat(const std::string& model, const std::string& text) {
     return json{{"model", model},
                 {"messages", json::array({{{"role", "user"}, {"content", text}}})},
@@ -196,9 +203,7 @@ TEST_F(MultiModelTest, AFeatureTheSmallModelLacksGoesLarge) {
 }
 
 TEST_F(MultiModelTest, AutoStreamsWithTheRouteHeaders) {
-  json body = chat("auto", "Hi");
-  body["stream"] = true;
-  const HttpResponse r = post("/v1/chat/completions", body);
+  const HttpResponse r = stream_auto();
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers.at("content-type"), "text/event-stream");
   EXPECT_EQ(r.headers.at("x-folio-route-model"), "small-model");
@@ -317,9 +322,7 @@ TEST_F(MultiModelTest, ACascadeRerunsAnUnsureSmallAnswerOnTheLargeModel) {
 
 TEST_F(MultiModelTest, AStreamedCascadeSendsOnlyTheChosenAnswer) {
   start({}, 0.3, cascade_below(-0.4));
-  json body = chat("auto", "Hi");
-  body["stream"] = true;
-  const HttpResponse r = post("/v1/chat/completions", body);
+  const HttpResponse r = stream_auto();
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers.at("x-folio-route-model"), "large-model");
   EXPECT_EQ(r.headers.at("x-folio-route-reason"), "cascade");
