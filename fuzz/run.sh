@@ -35,6 +35,8 @@ printf '\x00root ::= "{" ws ("\\"" [a-z]+ "\\"" ws ":" ws [0-9]{1,3})? "}"\nws :
   > "$build/grammar_corpus/gbnf"
 printf '\x01{"type":"object","properties":{"a":{"type":"integer","minimum":-5},"b":{"type":"array","items":{"type":"string","maxLength":4},"maxItems":3},"c":{"enum":["x",1,null]}},"required":["a"]}' \
   > "$build/grammar_corpus/schema"
+# a number beyond a double (once an uncaught nlohmann out_of_range)
+printf '\x01{"maximum":3E333}' > "$build/grammar_corpus/schema_overflow"
 printf '\x02(ab|c)+[0-9]{2,4}\\.?[^x]*' > "$build/grammar_corpus/regex"
 printf '\x03yes\nno\nmaybe' > "$build/grammar_corpus/choice"
 

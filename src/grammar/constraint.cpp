@@ -57,6 +57,8 @@ std::string schema_gbnf(const std::string& text) {
   } catch (const nlohmann::json::parse_error& e) {
     throw GrammarError("byte " + std::to_string(e.byte),
                        std::string("the JSON schema is not valid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw GrammarError("", std::string("the JSON schema is not valid JSON: ") + e.what());
   }
   return json_schema_to_gbnf(schema);
 }

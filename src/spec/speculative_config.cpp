@@ -163,7 +163,7 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number too large for a double
     fail(std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) fail("expected a JSON object, got " + j.dump());

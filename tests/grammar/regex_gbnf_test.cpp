@@ -180,6 +180,14 @@ TEST(Constraint, ErrorsNameThePlace) {
     EXPECT_EQ(e.where(), "byte 19");
     EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos);
   }
+  // A number beyond a double is an out_of_range, not a parse_error, in
+  // nlohmann::json (found by fuzz/grammar_fuzz.cpp): still a GrammarError.
+  try {
+    to_gbnf({ConstraintKind::kJsonSchema, "{\"maximum\": 3E333}", {}});
+    FAIL();
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("number overflow"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

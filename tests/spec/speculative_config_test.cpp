@@ -52,6 +52,8 @@ TEST(SpeculativeConfig, LookupDefaultsFollowVllm) {
 
 TEST(SpeculativeConfig, ErrorsNameTheKey) {
   EXPECT_NE(error_of("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"num_speculative_tokens": 1e999})").find("number overflow"),
+            std::string::npos);
   EXPECT_NE(error_of("[1]").find("expected a JSON object"), std::string::npos);
   EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "lookahead": 1})")
                 .find("unknown key \"lookahead\""),
