@@ -7,14 +7,15 @@
 // computes at a time. The turn goes to the waiting engine that has used the
 // least compute time so far (fair share, as a CPU scheduler's virtual
 // runtime; ties first come, first served); an engine coming back from idle
-// starts at the least time of the engines still busy, so idling banks no
-// credit. An engine that leaves while still owed time keeps the gate
-// reserved for a moment (`grace`), the time its loop takes to come back for
-// its next step: without that, whoever waits would take every gap between
-// its steps, and turns would simply alternate. Measured (docs/PERFORMANCE.md,
-// bench/multi_model.sh): a model decoding one request next to a saturated
-// one keeps its short steps close together, instead of waiting one long
-// prefill step of the other per token.
+// starts level with the engines busy now, and no lower than the least time
+// the busy engines had reached when it left (`floor_`, which only rises, as
+// a CPU scheduler's min_vruntime), so idling banks no credit: an engine idle
+// while another ran for a minute does not then hold the pool for a minute. An engine that leaves
+// while still owed time keeps the gate reserved for a moment (`grace`), the time its loop takes to
+// come back for its next step: without that, whoever waits would take every gap between its steps,
+// and turns would simply alternate. Measured (docs/PERFORMANCE.md, bench/multi_model.sh): a model
+// decoding one request next to a saturated one keeps its short steps close together, instead of
+// waiting one long prefill step of the other per token.
 #pragma once
 
 #include <chrono>
@@ -74,6 +75,7 @@ class StepGate {
       if (&m != &me && (m.waiting || m.running) && (floor < 0 || m.used_s < floor))
         floor = m.used_s;
     }
+    if (floor_ > floor) floor = floor_;
     if (floor > me.used_s) me.used_s = floor;
     me.waiting = true;
     me.ticket = next_ticket_++;
@@ -99,6 +101,10 @@ class StepGate {
       me.running = false;
       busy_ = false;
       const Member* waiter = next();
+      // The least time among the engines busy now (this one and the waiting).
+      const double least =
+          waiter != nullptr && waiter->used_s < me.used_s ? waiter->used_s : me.used_s;
+      if (least > floor_) floor_ = least;
       if (waiter != nullptr && waiter->used_s >= me.used_s) {
         reserved_ = member;  // still owed time: keep the turn for its next step
         reserved_until_ = Clock::now() + grace_;
@@ -121,7 +127,7 @@ class StepGate {
   using Clock = std::chrono::steady_clock;
 
   struct Member {
-    double used_s = 0;  // compute time used (virtual: raised to the floor after idling)
+    double used_s = 0;  // compute time used (virtual: raised to a floor after idling)
     std::uint64_t ticket = 0;
     bool waiting = false;
     bool running = false;
@@ -150,6 +156,7 @@ class StepGate {
   std::deque<Member> members_;  // guarded by mu_ (a deque: references survive add_member)
   std::uint64_t next_ticket_ = 0;
   bool busy_ = false;
+  double floor_ = 0;  // the least time of the busy engines at the last step (never falls)
   Clock::duration grace_;
   int reserved_ = -1;  // a member that left still owed time, until reserved_until_
   Clock::time_point reserved_until_;
