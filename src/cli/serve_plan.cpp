@@ -233,10 +233,9 @@ ServePlan plan_from_config(const std::string& path, const EngineFlags& engine,
     }
   }
   if (plan.models.empty()) fail(where, "needs \"models\"");
-  if (plan.models.size() == 1)
-    plan.models.front().engine.kv_cache_memory = plan.models.front().engine.kv_cache_memory.empty()
-                                                     ? engine.kv_cache_memory
-                                                     : plan.models.front().engine.kv_cache_memory;
+  // One model: the command line's --kv-cache-memory is its own, unless it sets one.
+  std::string& only_kv = plan.models.front().engine.kv_cache_memory;
+  if (plan.models.size() == 1 && only_kv.empty()) only_kv = engine.kv_cache_memory;
   if (!has_virtuals && plan.models.size() > 1) {
     plan.virtuals.push_back(
         VirtualModelPlan{.name = "auto", .small = "", .large = "", .policy = {}, .cascade = {}});

@@ -2,9 +2,9 @@
 #include "server/cascade_job.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "server/api_error.h"
+#include "server/model_routing.h"
 
 namespace folio::server {
 
@@ -61,12 +61,8 @@ JobOutput CascadeJob::poll() {
 }
 
 HeaderList CascadeJob::headers() const {
-  char score[32];
-  std::snprintf(score, sizeof score, "%.4f", decision_.score);
-  const ServedModel& answered = large_job_ ? large_ : small_;
-  return {{"x-folio-route-model", answered.model.name()},
-          {"x-folio-route-reason", large_job_ ? std::string("cascade") : decision_.reason},
-          {"x-folio-route-score", score}};
+  if (large_job_) return route_headers(large_.model.name(), "cascade", decision_.score);
+  return route_headers(small_.model.name(), decision_.reason, decision_.score);
 }
 
 }  // namespace folio::server

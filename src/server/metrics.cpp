@@ -27,15 +27,15 @@ std::string num(double v) {
   return buf;
 }
 
-void family(std::string& out, const std::string& name, const char* type, const char* help) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
-
 void sample(std::string& out, const std::string& name, const std::string& labels, double v) {
   out += name + "{" + labels + "} " + num(v) + "\n";
 }
 
 }  // namespace
+
+void append_family(std::string& out, const std::string& name, const char* type, const char* help) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
 
 std::string escape_label(const std::string& v) {
   std::string out;
@@ -129,11 +129,11 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
   std::lock_guard l(mu_);
   std::string out;
   const auto gauge = [&](const char* n, const char* help, double v) {
-    family(out, std::string("folio:") + n, "gauge", help);
+    append_family(out, std::string("folio:") + n, "gauge", help);
     sample(out, std::string("folio:") + n, labels_, v);
   };
   const auto counter = [&](const char* n, const char* help, double v) {
-    family(out, std::string("folio:") + n + "_total", "counter", help);
+    append_family(out, std::string("folio:") + n + "_total", "counter", help);
     sample(out, std::string("folio:") + n + "_total", labels_, v);
   };
   gauge("num_requests_running", "Number of requests in model execution batches.", e.num_running);
@@ -157,16 +157,16 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
   counter("spec_decode_num_accepted_tokens", "Number of accepted tokens.",
           static_cast<double>(e.spec_num_accepted_tokens));
   if (!e.spec_accepted_per_pos.empty()) {
-    family(out, "folio:spec_decode_num_accepted_tokens_per_pos_total", "counter",
-           "Accepted tokens per draft position.");
+    append_family(out, "folio:spec_decode_num_accepted_tokens_per_pos_total", "counter",
+                  "Accepted tokens per draft position.");
     for (std::size_t i = 0; i < e.spec_accepted_per_pos.size(); ++i) {
       sample(out, "folio:spec_decode_num_accepted_tokens_per_pos_total",
              labels_ + ",position=\"" + std::to_string(i) + "\"",
              static_cast<double>(e.spec_accepted_per_pos[i]));
     }
   }
-  family(out, "folio:request_success_total", "counter",
-         "Count of successfully processed requests.");
+  append_family(out, "folio:request_success_total", "counter",
+                "Count of successfully processed requests.");
   for (const char* r : {"stop", "length", "abort"}) {
     const auto it = success_.find(r);
     sample(out, "folio:request_success_total",
@@ -174,7 +174,7 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
            it == success_.end() ? 0.0 : static_cast<double>(it->second));
   }
   const auto hist = [&](const char* n, const char* help, const Histogram& h) {
-    family(out, std::string("folio:") + n, "histogram", help);
+    append_family(out, std::string("folio:") + n, "histogram", help);
     h.render(out, std::string("folio:") + n, labels_);
   };
   hist("time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft_);
@@ -190,7 +190,7 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
   std::map<std::string, double> stages(stages_.begin(), stages_.end());
   for (const char* s : kStages) stages.try_emplace(s, 0.0);
   for (const auto& [name, secs] : e.stage.named()) stages[name] += secs;
-  family(
+  append_family(
       out, "folio:stage_seconds_total", "counter",
       "Cumulative seconds spent per pipeline stage (tokenize, schedule, prepare, attention, ffn, "
       "lm_head, sampling, detokenize, update, propose, model_load).");

@@ -67,6 +67,9 @@ class ServerMetrics {
 // in the order given (the text format requires a family's lines together).
 std::string merge_expositions(const std::vector<std::string>& parts);
 
+// Appends a family's "# HELP" and "# TYPE" lines.
+void append_family(std::string& out, const std::string& name, const char* type, const char* help);
+
 // Escapes a label value for the text format (backslash, quote, newline).
 std::string escape_label(const std::string& v);
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "server/api_error.h"
+#include "server/json_fields.h"
 
 namespace folio::server {
 namespace {
@@ -82,13 +83,8 @@ std::vector<std::string> missing_features(const json& body, const GenerationRequ
 
 RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
                            const nlohmann::ordered_json& ordered) {
-  const auto field = body.find("model");
-  std::optional<std::string> name;
-  if (field != body.end() && !field->is_null()) {
-    if (!field->is_string()) bad_param("model", "a string");
-    name = field->get<std::string>();
-  }
-  const ServerContext::Target t = ctx.resolve(name);
+  Fields fields(body);
+  const ServerContext::Target t = ctx.resolve(fields.string("model"));
   if (t.model != nullptr) {
     return RoutedRequest{
         .model = t.model,
@@ -128,13 +124,17 @@ RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> route_headers(const RoutedRequest& r) {
+HeaderList route_headers(const std::string& model, const std::string& reason, double score) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", score);
+  return {{"x-folio-route-model", model},
+          {"x-folio-route-reason", reason},
+          {"x-folio-route-score", text}};
+}
+
+HeaderList route_headers(const RoutedRequest& r) {
   if (!r.decision) return {};
-  char score[32];
-  std::snprintf(score, sizeof score, "%.4f", r.decision->score);
-  return {{"x-folio-route-model", r.model->model.name()},
-          {"x-folio-route-reason", r.decision->reason},
-          {"x-folio-route-score", score}};
+  return route_headers(r.model->model.name(), r.decision->reason, r.decision->score);
 }
 
 }  // namespace folio::server

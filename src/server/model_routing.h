@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "route/policy.h"
+#include "server/job.h"
 #include "server/openai_request.h"
 #include "server/server_context.h"
 
@@ -35,8 +36,11 @@ GenerationRequest parse_for_model(ApiKind kind, const nlohmann::json& body, cons
 RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const nlohmann::json& body,
                            const nlohmann::ordered_json& ordered);
 
-// x-folio-route-model / -reason / -score for a routed request.
-std::vector<std::pair<std::string, std::string>> route_headers(const RoutedRequest& r);
+// x-folio-route-model / -reason / -score: the model that answered, why, and
+// the score (4 decimals).
+HeaderList route_headers(const std::string& model, const std::string& reason, double score);
+// The same for a routed request (none when `r` named a concrete model).
+HeaderList route_headers(const RoutedRequest& r);
 
 // The routing input of a parsed request: user-visible text (chat: every
 // message's text, "\n"-joined; completions: the prompts), user turns, the

@@ -33,6 +33,8 @@ class RouteMetrics {
     std::int64_t escalations = 0;
     std::int64_t wasted_tokens = 0;
   };
+  PerVirtual& slot(const std::string& virtual_model);  // created on first use; mu_ held
+
   mutable std::mutex mu_;
   std::map<std::string, PerVirtual> virtuals_;
   std::map<std::tuple<std::string, std::string, std::string>, std::int64_t> decisions_;
