@@ -32,6 +32,7 @@ bool LLMEngine::step() {
     stage_.ffn += out.times.ffn;
     stage_.lm_head += out.times.lm_head;
     batched_ += static_cast<std::uint64_t>(plan.total_tokens);
+    pool(plan, out.pooled);
     result = sample(plan, out.logits);  // 3
   } catch (const std::exception& e) {
     fail_plan(plan, e.what());
@@ -90,6 +91,34 @@ sched::ModelRunnerOutput LLMEngine::sample(const sched::SchedulerOutput& plan,
     out.results.push_back(std::move(rr));
   }
   return out;
+}
+
+// Adds each pooled entry's hidden-state sum to its request's. A request
+// computed again from position 0 (preempted) starts over, so every prompt
+// position counts once.
+void LLMEngine::pool(const sched::SchedulerOutput& plan, std::span<const float> pooled) {
+  const auto width = static_cast<std::size_t>(runner_.hidden_size());
+  std::size_t entries = 0;
+  for (const sched::ScheduledRequest& s : plan.requests) entries += s.pool ? 1 : 0;
+  if (entries == 0) return;
+  if (width == 0) throw Error("this model runner does not pool hidden states");
+  if (pooled.size() != entries * width) {
+    throw Error("the model runner returned " + std::to_string(pooled.size()) +
+                " pooled values for " + std::to_string(entries) + " entries of " +
+                std::to_string(width));
+  }
+  std::size_t at = 0;
+  for (const sched::ScheduledRequest& s : plan.requests) {
+    if (!s.pool) continue;
+    Live& r = *seqs_.at(s.id).req;
+    if (s.start_pos == 0 || r.pooled_sum.size() != width) {
+      r.pooled_sum.assign(width, 0.0);
+      r.pooled_tokens = 0;
+    }
+    for (std::size_t c = 0; c < width; ++c) r.pooled_sum[c] += pooled[at * width + c];
+    r.pooled_tokens += s.num_tokens();
+    ++at;
+  }
 }
 
 // Row i of `logits` follows the entry's token at num_tokens - num_logits + i:

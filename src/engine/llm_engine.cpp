@@ -127,6 +127,8 @@ std::shared_ptr<OutputChannel> LLMEngine::add_request(AdmittedRequest admitted,
   spec.priority = r.priority;
   spec.arrival_time = r.arrival_time;
   spec.attention_window = r.attention_window.value_or(AttentionWindow{});
+  spec.pool = r.pool;
+  live->pool = r.pool;
   const kv::SeqId seq = sched_.add_request(spec);
   live->samples[0]->seq = seq;
   seqs_[seq] = {live.get(), 0};
@@ -214,6 +216,12 @@ void LLMEngine::emit(Live& r, const std::string& error) {
       t.decode_s = std::max(now - r.first_token, 0.0);
     }
     out.timing = t;
+    // The mean when every prompt position was pooled (not after an abort or error).
+    if (r.pool && error.empty() && r.pooled_tokens == r.num_prompt && r.num_prompt > 0) {
+      out.pooled.resize(r.pooled_sum.size());
+      for (std::size_t c = 0; c < r.pooled_sum.size(); ++c)
+        out.pooled[c] = static_cast<float>(r.pooled_sum[c] / r.num_prompt);
+    }
   }
   const RequestId id = r.id;
   r.channel->push(std::move(out));

@@ -93,6 +93,9 @@ class LLMEngine {
     double first_scheduled = -1;  // -1: not scheduled yet
     double first_token = -1;      // -1: no token yet
     bool touched = false;
+    bool pool = false;               // mean pooling (EngineRequest::pool)
+    std::vector<double> pooled_sum;  // its prompt's hidden states so far
+    std::int32_t pooled_tokens = 0;  // how many positions pooled_sum holds
   };
   struct SeqRef {
     Live* req;
@@ -106,6 +109,7 @@ class LLMEngine {
   void verify(const sched::ScheduledRequest& s, SampleStream& st, std::span<const float> logits,
               std::size_t vocab, sched::RequestResult& rr);
   void propose();
+  void pool(const sched::SchedulerOutput& plan, std::span<const float> pooled);
   void forget_seq(kv::SeqId seq);
   void end_sample(Live& r, SampleStream& s, FinishReason reason);
   void emit(Live& r, const std::string& error = {});

@@ -70,6 +70,9 @@ struct DraftRequest {
 
 struct RunnerOutput {
   std::span<const float> logits;  // [sum of num_logits x vocab_size], plan order
+  // For each plan entry with `pool` set, in plan order: the sum of its
+  // tokens' final hidden states [hidden_size()] (mean pooling adds these up).
+  std::span<const float> pooled;
   RunnerTimes times;
 };
 
@@ -78,6 +81,9 @@ class ModelRunner {
   virtual ~ModelRunner() = default;
 
   virtual std::int32_t vocab_size() const = 0;
+  // Width of the hidden states a pooled plan entry returns; 0: this runner
+  // does not pool (a pooling request then fails its step).
+  virtual std::int32_t hidden_size() const { return 0; }
   // Positions the model was trained for (the default --max-model-len); 0: unknown.
   virtual std::int64_t context_length() const = 0;
   // The model's KV layer groups (kv/kv_groups.h) for the scheduler's block

@@ -30,6 +30,10 @@ std::int32_t PagedModelRunner::vocab_size() const {
   return static_cast<std::int32_t>(model_.n_vocab());
 }
 
+std::int32_t PagedModelRunner::hidden_size() const {
+  return static_cast<std::int32_t>(model_.config().n_embd);
+}
+
 std::int64_t PagedModelRunner::context_length() const {
   return static_cast<std::int64_t>(model_.config().n_ctx_train);
 }
@@ -64,7 +68,8 @@ std::int64_t PagedModelRunner::init_kv(const KvLayout& layout) {
 }
 
 // Batch sequence id i is plan.requests[i]; an entry's last num_logits tokens
-// are logit rows, so logits come back in plan order.
+// are logit rows, so logits come back in plan order; a pooled entry's tokens
+// are one pool range (hidden sums in plan order too).
 void PagedModelRunner::build_batch(const sched::SchedulerOutput& plan) {
   batch_.clear();
   for (std::size_t i = 0; i < plan.requests.size(); ++i) {
@@ -72,6 +77,7 @@ void PagedModelRunner::build_batch(const sched::SchedulerOutput& plan) {
     FOLIO_CHECK(s.num_logits >= 0 && s.num_logits <= s.num_tokens(),
                 "logit rows beyond the tokens");
     const std::int32_t first_row = s.num_tokens() - s.num_logits;
+    if (s.pool) batch_.pools.push_back({static_cast<std::int32_t>(batch_.size()), s.num_tokens()});
     for (std::int32_t j = 0; j < s.num_tokens(); ++j) {
       batch_.add(s.tokens[static_cast<std::size_t>(j)], s.start_pos + j,
                  static_cast<std::int32_t>(i), j >= first_row, s.attention_window);
@@ -90,6 +96,7 @@ RunnerOutput PagedModelRunner::execute(const sched::SchedulerOutput& plan) {
   out.times.prepare = sw.seconds();
   if (batch_.empty()) return out;  // a plan of finishes only
   out.logits = model_.forward(batch_, *cache_, ws_, *pool_);
+  out.pooled = ws_.pooled;
   out.times.attention = ws_.times.attention;
   out.times.ffn = ws_.times.ffn;
   out.times.lm_head = ws_.times.lm_head;

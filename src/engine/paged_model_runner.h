@@ -45,6 +45,7 @@ class PagedModelRunner final : public ModelRunner {
   PagedModelRunner(const model::Model& model, std::shared_ptr<kernels::ThreadPool> pool);
 
   std::int32_t vocab_size() const override;
+  std::int32_t hidden_size() const override;
   std::int64_t context_length() const override;
   std::vector<kv::KvGroup> kv_groups() const override;
   std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const override;

@@ -53,6 +53,14 @@ struct EngineRequest {
   // grammar is complete and nothing may follow, or on a stop token where it
   // may end.
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  // Mean pooling: the request also returns the mean of its prompt tokens'
+  // final hidden states after the output norm (RequestOutput::pooled, on the
+  // last item): what a routing head and /v1/embeddings read. It must be
+  // n == 1 with max_tokens 1 (unset: 1), and it takes no prefix-cache hit,
+  // since every prompt position must be computed to be pooled; its blocks
+  // still enter the cache, so a generation of the same prompt that follows
+  // hits them.
+  bool pool = false;
 };
 
 // New output of one sample (index in [0, n)) since the previous item.
@@ -86,6 +94,9 @@ struct RequestOutput {
   bool finished = false;
   std::string error;                    // the engine step failed (samples finish kError)
   std::optional<RequestTiming> timing;  // on the last item
+  // A pooling request's last item (not after an abort or error): the mean
+  // hidden state of its prompt [hidden size].
+  std::vector<float> pooled;
 };
 
 // One request's channel: its own mutex and wake-up, so a step wakes only the

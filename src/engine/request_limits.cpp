@@ -35,6 +35,14 @@ AdmittedRequest RequestLimits::admit(EngineRequest r, double now) const {
     throw Error("n = " + str(r.n) + " must be between 1 and --max-num-seqs (" +
                 str(v_.max_num_seqs) + ")");
   }
+  if (r.pool) {
+    if (r.n != 1) throw Error("a pooling request has one sample (n = 1), got n = " + str(r.n));
+    if (!r.params.max_tokens) r.params.max_tokens = 1;
+    if (*r.params.max_tokens != 1) {
+      throw Error("a pooling request computes its prompt and one token (max_tokens = 1), got " +
+                  str(*r.params.max_tokens));
+    }
+  }
   const std::int64_t len = v_.max_model_len;
   if (prompt >= len) {  // room is needed for one output token
     throw Error("This model's maximum context length is " + str(len) +

@@ -38,6 +38,14 @@ void Batch::validate(std::size_t n_vocab) const {
                   " is out of range or not in increasing order");
     }
   }
+  for (const TokenRange& r : pools) {
+    if (r.first < 0 || r.count < 1 ||
+        static_cast<std::size_t>(r.first) + static_cast<std::size_t>(r.count) > tokens.size()) {
+      throw Error("batch: pool range [" + std::to_string(r.first) + ", +" +
+                  std::to_string(r.count) + ") is empty or outside the " +
+                  std::to_string(tokens.size()) + " tokens");
+    }
+  }
 }
 
 }  // namespace folio::model

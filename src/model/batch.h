@@ -15,6 +15,11 @@
 // `windows` (empty, or one per token) puts a token under a sink + window
 // attention policy (base/attention_window.h); every token of one sequence
 // in a batch carries the same one.
+//
+// `pools` asks for hidden states: for each range of consecutive tokens, the
+// sum of their final hidden states after the output norm (what the output
+// head reads), in Workspace::pooled [pools.size() x n_embd]. The engine's
+// mean pooling (routing heads, /v1/embeddings) adds these up over chunks.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +31,19 @@
 
 namespace folio::model {
 
+// Tokens [first, first + count) of a batch.
+struct TokenRange {
+  std::int32_t first = 0;
+  std::int32_t count = 0;
+};
+
 struct Batch {
   std::vector<TokenId> tokens;
   std::vector<std::int32_t> positions;
   std::vector<std::int32_t> seq_ids;
   std::vector<std::int32_t> logit_rows;  // indices into tokens, strictly increasing
   std::vector<AttentionWindow> windows;  // empty: full attention for all
+  std::vector<TokenRange> pools;         // hidden-state sums wanted (see above)
 
   std::size_t size() const { return tokens.size(); }
   bool empty() const { return tokens.empty(); }
@@ -42,6 +54,7 @@ struct Batch {
     seq_ids.clear();
     logit_rows.clear();
     windows.clear();
+    pools.clear();
   }
 
   // Appends one token; `want_logits` adds it to logit_rows. A window that
@@ -64,7 +77,8 @@ struct Batch {
 
   // Throws folio::Error when the arrays disagree in length, a token id is
   // outside [0, n_vocab), a position or sequence id is negative, or
-  // logit_rows is out of range or not strictly increasing.
+  // logit_rows is out of range or not strictly increasing, or a pool range
+  // is empty or outside the tokens.
   void validate(std::size_t n_vocab) const;
 };
 

@@ -116,7 +116,10 @@ std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace
     ok = layers[i] < weights_.layers.size() && (i == 0 || layers[i] > layers[i - 1]);
   if (!ok) throw Error("forward: the layer list must be increasing indices of the model's layers");
   batch.validate(config_.n_vocab);
-  if (batch.empty()) return {};
+  if (batch.empty()) {
+    ws.pooled.clear();
+    return {};
+  }
   kv.begin(batch);
   ws.times = {};
   double t0 = monotonic_seconds();
@@ -318,8 +321,21 @@ void Model::output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& 
   const std::size_t r = batch.logit_rows.size(), d = config_.n_embd;
   ws.rows.resize(r * d);
   ws.logits.resize(r * config_.n_vocab);
-  if (r == 0) return;
   const float eps = static_cast<float>(config_.norm_eps);
+  ws.pooled.assign(batch.pools.size() * d, 0.0F);
+  if (!batch.pools.empty()) {  // the output norm of every pooled token, summed per range
+    ws.h.resize(d);
+    for (std::size_t p = 0; p < batch.pools.size(); ++p) {
+      const TokenRange& range = batch.pools[p];
+      float* sum = &ws.pooled[p * d];
+      for (std::int32_t i = 0; i < range.count; ++i) {
+        const auto t = static_cast<std::size_t>(range.first + i);
+        ops(precision_).rmsnorm(&ws.x[t * d], weights_.output_norm.data(), d, eps, ws.h.data());
+        for (std::size_t c = 0; c < d; ++c) sum[c] += ws.h[c];
+      }
+    }
+  }
+  if (r == 0) return;
   for (std::size_t i = 0; i < r; ++i) {
     const auto t = static_cast<std::size_t>(batch.logit_rows[i]);
     ops(precision_).rmsnorm(&ws.x[t * d], weights_.output_norm.data(), d, eps, &ws.rows[i * d]);

@@ -75,11 +75,12 @@ struct Workspace {
   std::vector<float> rope;      // per token: cos, sin of its RoPE angles
   std::vector<float> rope_swa;  // the same for sliding layers with their own base (Gemma 3)
   std::vector<std::vector<kernels::KvPage>> pages;  // per sequence in the batch
-  std::vector<std::int32_t> seq_slot;               // seq id -> index into pages
-  std::vector<std::size_t> extent;                  // per sequence: positions to fetch
-  std::vector<std::size_t> att_runs;                // attention: first token of each query run
-  ForwardTimes times;                               // of the last forward()
-  LinearInputObserver* observer = nullptr;          // calibration only; not owned
+  std::vector<float> pooled;                // per Batch::pools range: its hidden-state sum [n_embd]
+  std::vector<std::int32_t> seq_slot;       // seq id -> index into pages
+  std::vector<std::size_t> extent;          // per sequence: positions to fetch
+  std::vector<std::size_t> att_runs;        // attention: first token of each query run
+  ForwardTimes times;                       // of the last forward()
+  LinearInputObserver* observer = nullptr;  // calibration only; not owned
 };
 
 class Model {
@@ -107,7 +108,8 @@ class Model {
 
   // Runs `batch` (validated; throws folio::Error before touching `kv` when it
   // is malformed or does not fit the cache). Returns the logits of
-  // batch.logit_rows, row-major [logit_rows.size() x n_vocab], viewing `ws`.
+  // batch.logit_rows, row-major [logit_rows.size() x n_vocab], viewing `ws`;
+  // the hidden-state sums of batch.pools are in ws.pooled.
   std::span<const float> forward(const Batch& batch, KvCache& kv, Workspace& ws,
                                  kernels::ThreadPool& pool) const;
   // The same through only `layers` (strictly increasing indices, at least

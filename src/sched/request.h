@@ -66,6 +66,7 @@ struct Request {
   double arrival_time = 0;
   std::uint64_t cache_salt = 0;      // prefix-cache extra key (LoRA id / tenant salt)
   AttentionWindow attention_window;  // sink + window policy (off: full attention)
+  bool pool = false;                 // mean pooling: no prefix hit, hidden sums wanted
 
   std::int32_t num_computed_tokens = 0;
   RequestStatus status = RequestStatus::kWaiting;

@@ -43,6 +43,7 @@ SeqId Scheduler::add_request(const RequestSpec& spec) {
   r->n = spec.n;
   r->priority = spec.priority;
   r->arrival_time = spec.arrival_time;
+  r->pool = spec.pool;
   // K/V computed under a sink + window policy differ from full attention's
   // past the window: such blocks are cached under a key of their own.
   r->cache_salt = spec.cache_salt ^ window_cache_key(spec.attention_window);
@@ -191,8 +192,9 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     if (seats + r->seats() > config_.max_num_seqs) break;
     FOLIO_CHECK(r->num_computed_tokens == 0);
     // Look up all but the last token: at least one token must be computed
-    // to produce logits, and a hit never covers a block we would write.
-    auto lookup = std::span<const TokenId>(r->tokens).first(r->tokens.size() - 1);
+    // to produce logits, and a hit never covers a block we would write. A
+    // pooling request computes every position (none is looked up).
+    auto lookup = std::span<const TokenId>(r->tokens).first(r->pool ? 0 : r->tokens.size() - 1);
     kv::PrefixHit hit =
         kv_.find_longest_prefix(lookup, r->cache_salt, r->block_hashes, r->attention_window);
     const std::int32_t num_new = std::min(prefill_cap(r->num_tokens() - hit.num_tokens), budget);
@@ -243,6 +245,9 @@ void Scheduler::add_scheduled(Request& r, std::int32_t num_new, std::int32_t num
   s.tokens.assign(first, first + num_new);
   s.tokens.insert(s.tokens.end(), r.spec_tokens.begin(), r.spec_tokens.begin() + num_spec);
   s.num_spec = num_spec;
+  s.pool = r.pool;
+  FOLIO_CHECK(!r.pool || s.start_pos + num_new <= r.num_prompt_tokens,
+              "a pooling request computes its prompt only");
   if (r.runner_has_table) {
     s.tables = std::move(slots.tables);
   } else {  // first plan since admission, resumption or fork: send it all

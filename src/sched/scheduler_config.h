@@ -40,6 +40,7 @@ struct RequestSpec {
   double arrival_time = 0;
   std::uint64_t cache_salt = 0;
   AttentionWindow attention_window;  // sink + window attention (base/attention_window.h)
+  bool pool = false;  // mean pooling: every position computed (no prefix hit), hidden sums
 };
 
 }  // namespace folio::sched

@@ -37,6 +37,9 @@ struct ScheduledRequest {
   std::int32_t num_samples = 0;  // tokens to draw when sampling (n before a fork)
   // The last num_spec tokens are drafts to verify (num_logits == num_spec + 1).
   std::int32_t num_spec = 0;
+  // Mean pooling (engine::EngineRequest::pool): the runner returns the sum
+  // of these tokens' hidden states (all prompt positions; never drafts).
+  bool pool = false;
 
   std::int32_t num_tokens() const { return static_cast<std::int32_t>(tokens.size()); }
   bool sample() const { return num_logits > 0; }

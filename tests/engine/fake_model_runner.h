@@ -9,7 +9,8 @@
 // follows fake_next() exactly and any bookkeeping bug (a shared block
 // written in place, a wrong prefix hit, a lost copy, a stale table) changes
 // the tokens. fail_on(k) makes the k-th execute() throw (a failed step);
-// pause() holds execute() (a long step) until unpaused.
+// pause() holds execute() (a long step) until unpaused. Its hidden state of
+// a token is (token, position), so a pooled mean is checkable by hand.
 #pragma once
 
 #include <condition_variable>
@@ -55,6 +56,7 @@ class FakeModelRunner final : public ModelRunner {
 
   std::int32_t vocab_size() const override { return kFakeVocab; }
   std::int64_t context_length() const override { return context_; }
+  std::int32_t hidden_size() const override { return 2; }
   std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype) const override {
     return 1000 * std::int64_t{block_size};  // a round number for budgets in tests
   }
@@ -72,13 +74,24 @@ class FakeModelRunner final : public ModelRunner {
     kv_.apply(plan);
     if (executes_ == fail_on_) throw Error("injected runner failure");
     logits_.clear();
+    pooled_.clear();
     for (const sched::ScheduledRequest& s : plan.requests) {
+      if (s.pool) {
+        float tokens = 0, positions = 0;
+        for (std::int32_t i = 0; i < s.num_tokens(); ++i) {
+          tokens += static_cast<float>(s.tokens[static_cast<std::size_t>(i)]);
+          positions += static_cast<float>(s.start_pos + i);
+        }
+        pooled_.push_back(tokens);
+        pooled_.push_back(positions);
+      }
       kv_.write_tokens(s);
       for (std::int32_t i = s.num_tokens() - s.num_logits; i < s.num_tokens(); ++i)
         push_row(kv_.history(s.id, s.start_pos + i), s.start_pos + i);
     }
     RunnerOutput out;
     out.logits = logits_;
+    out.pooled = pooled_;
     return out;
   }
 
@@ -129,6 +142,7 @@ class FakeModelRunner final : public ModelRunner {
   std::int64_t context_;
   sched::testing::FakeKvStore kv_;
   std::vector<float> logits_;
+  std::vector<float> pooled_;
   int executes_ = 0;
   int drafts_ = 0;
   int fail_on_ = -1;

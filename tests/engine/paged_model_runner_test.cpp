@@ -6,7 +6,8 @@
 // an earlier step, and an entry with num_logits = 0 returns no row. With a
 // draft model (the same tiny model), its drafts are the model's own greedy
 // continuation (contiguous-cache reference) after catching up on the
-// prompt, after accepted drafts, and after a rejected one.
+// prompt, after accepted drafts, and after a rejected one. Pooled entries'
+// hidden-state sums add up over chunks and come back in plan order.
 #include "engine/paged_model_runner.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +116,57 @@ TEST(PagedModelRunner, SeveralLogitRowsPerEntryMatchHf) {
   ASSERT_NE(runner.cache(), nullptr);
   EXPECT_EQ(runner.cache()->table(kv::SeqId{2}), nullptr);  // its table is gone
   EXPECT_EQ(runner.cache()->table(kv::SeqId{1})->size(), 6u);
+}
+
+// Mean pooling: a prompt pooled in two chunks (beside another pooled
+// sequence and one that is not) sums to what it pools in one step, and
+// pooling leaves the logits as they were.
+TEST(PagedModelRunner, PooledSumsAddUpOverChunksInPlanOrder) {
+  const auto cases = hf_cases();
+  const Case& a = cases.at(0);  // 24 tokens
+  const Case& b = cases.at(2);  // 7 tokens
+  const auto file = gguf::GgufFile::open(data_path("qwen2-tiny.gguf"));
+  const model::Model m = model::Model::load(file);
+  PagedModelRunner runner(m, 2);
+  const auto width = static_cast<std::size_t>(runner.hidden_size());
+  ASSERT_EQ(width, m.config().n_embd);
+  runner.init_kv({32, 4, kernels::KvDtype::kF32});
+
+  sched::SchedulerOutput p1;
+  p1.requests.push_back(entry(1, a.ids, 0, 24, 1, {0, 1, 2, 3, 4, 5}, 0));
+  p1.requests.back().pool = true;
+  const RunnerOutput o1 = runner.execute(p1);
+  ASSERT_EQ(o1.pooled.size(), width);
+  expect_rows(o1.logits, 0, a, 23, 1);
+  const std::vector<float> whole(o1.pooled.begin(), o1.pooled.end());
+
+  sched::SchedulerOutput p2;
+  p2.step = 1;
+  p2.requests.push_back(entry(2, a.ids, 0, 10, 0, {6, 7, 8}, 0));
+  p2.requests.back().pool = true;
+  p2.requests.push_back(entry(3, b.ids, 0, 7, 1, {9, 10}, 0));
+  p2.requests.push_back(entry(4, b.ids, 0, 7, 1, {11, 12}, 0));
+  p2.requests.back().pool = true;
+  const RunnerOutput o2 = runner.execute(p2);
+  ASSERT_EQ(o2.pooled.size(), 2 * width);
+  const std::vector<float> first(o2.pooled.begin(), o2.pooled.begin() + static_cast<long>(width));
+  double b_norm = 0;
+  for (std::size_t c = 0; c < width; ++c) b_norm += std::abs(o2.pooled[width + c]);
+  EXPECT_GT(b_norm, 0);
+
+  sched::SchedulerOutput p3;
+  p3.step = 2;
+  p3.requests.push_back(entry(2, a.ids, 10, 14, 1, {13, 14, 15}, 3));
+  p3.requests.back().pool = true;
+  const RunnerOutput o3 = runner.execute(p3);
+  ASSERT_EQ(o3.pooled.size(), width);
+  expect_rows(o3.logits, 0, a, 23, 1);
+  double worst = 0, scale = 0;
+  for (std::size_t c = 0; c < width; ++c) {
+    worst = std::max(worst, std::abs(double{first[c]} + o3.pooled[c] - whole[c]));
+    scale = std::max(scale, std::abs(double{whole[c]}));
+  }
+  EXPECT_LT(worst, 1e-4 * std::max(scale, 1.0)) << "largest |value| " << scale;
 }
 
 // The largest difference between the K rows (layer 0) `cache` holds for
