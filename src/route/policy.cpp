@@ -21,7 +21,13 @@ double applied_threshold(const RoutePolicy& p, const LoadSnapshot& load) {
 RouteDecision decide(const RouteRequest& r, const RoutePolicy& p, const LoadSnapshot& load) {
   RouteDecision d;
   d.features = extract_features(r.input, p.features);
-  d.score = route_score(d.features, p.weights);
+  d.feature_score = route_score(d.features, p.weights);
+  d.score = d.feature_score;
+  if (p.head && r.head_score) {
+    const double w = std::clamp(p.head_weight, 0.0, 1.0);
+    d.head_score = std::clamp(*r.head_score, 0.0, 1.0);
+    d.score = (1 - w) * d.feature_score + w * *d.head_score;
+  }
   d.threshold = applied_threshold(p, load);
   if (!r.fits_small) {
     d.target = Target::kLarge;

@@ -6,7 +6,9 @@
 //      model's context -> large ("context"); it uses something the small model
 //      lacks (tools, a chat template, ...) -> large ("feature:<name>");
 //   2. the score (score.h) against the threshold: score >= threshold -> large
-//      ("score"), else small ("score_below");
+//      ("score"), else small ("score_below"). With a learned head
+//      (learned_head.h) and its output for the request, the score is
+//      (1 - head_weight) * feature score + head_weight * head;
 //   3. the load rule, which only ever raises the threshold of rule 2: while the
 //      large model's queue wait exceeds load_wait_bound_s, the threshold is
 //      raised by load_threshold_raise (at most to kAboveAnyScore, which sends
@@ -18,10 +20,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "route/features.h"
+#include "route/learned_head.h"
 #include "route/score.h"
 
 namespace folio::route {
@@ -50,6 +55,10 @@ struct RoutePolicy {
   FeatureConfig features;
   double load_wait_bound_s = 0;       // 0 = off; when large_queue_wait_s > bound, raise the
   double load_threshold_raise = 0.2;  // threshold by this much (to kAboveAnyScore at most)
+  // Optional learned head; the server pools the prompt on the small model
+  // and passes its output as RouteRequest::head_score.
+  std::shared_ptr<const LearnedHead> head;
+  double head_weight = 1.0;  // in [0, 1]: the head's share of the score
 };
 
 // What decide() needs beyond the features.
@@ -59,14 +68,19 @@ struct RouteRequest {
   // Request features the small model lacks (e.g. "tools", "chat_template");
   // non-empty -> large, the reason naming the first.
   std::vector<std::string> small_missing;
+  // The policy's learned head on this request's pooled prompt (unset: no
+  // head, or the small model could not pool it; the feature score alone).
+  std::optional<double> head_score;
 };
 
 struct RouteDecision {
   Target target = Target::kSmall;
   // "context", "feature:<name>", "score", "score_below" or "load" (see above).
   std::string reason;
-  double score = 0;      // always computed (also for the hard rules), for the histogram
-  double threshold = 0;  // the threshold applied, after the load rule
+  double score = 0;                  // always computed (also for the hard rules), for the histogram
+  double feature_score = 0;          // the feature score alone (score.h)
+  std::optional<double> head_score;  // the learned head's output, when it took part
+  double threshold = 0;              // the threshold applied, after the load rule
   RouteFeatures features;
 };
 

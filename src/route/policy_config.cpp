@@ -98,12 +98,20 @@ PolicyConfig parse_policy_config(const json& j) {
           number_in(v, key, 0, std::numeric_limits<double>::max(), "a number of seconds >= 0");
     } else if (key == "load_threshold_raise") {
       p.load_threshold_raise = number_in(v, key, 0, 1, "a number in [0, 1]");
+    } else if (key == "head") {
+      if (!v.is_string() || v.get_ref<const std::string&>().empty())
+        fail("\"head\" must be the path of a head file, got " + v.dump());
+      c.head_path = v.get<std::string>();
+    } else if (key == "head_weight") {
+      p.head_weight = number_in(v, key, 0, 1, "a number in [0, 1]");
     } else {
       fail("unknown key \"" + key +
            "\" (known: threshold, large_share, weights, scales, keywords, load_wait_bound_s, "
-           "load_threshold_raise)");
+           "load_threshold_raise, head, head_weight)");
     }
   }
+  if (j.contains("head_weight") && c.head_path.empty())
+    fail("\"head_weight\" needs a \"head\" file to weigh");
   if (j.contains("threshold") && c.large_share)
     fail("\"threshold\" and \"large_share\" are mutually exclusive; give one");
   p.weights = normalize_weights(p.weights);

@@ -6,7 +6,8 @@
 //                "math": 0.2, "turns": 0.05, "max_tokens": 0.05},
 //    "scales": {"prompt_tokens": 1024},
 //    "keywords": ["prove", "step by step"],
-//    "load_wait_bound_s": 2.0, "load_threshold_raise": 0.2}
+//    "load_wait_bound_s": 2.0, "load_threshold_raise": 0.2,
+//    "head": "route-head.json", "head_weight": 1.0}      (learned_head.h)
 //
 // Every key is optional; an absent one keeps RoutePolicy's default. "weights",
 // when given, is the whole weight vector: a term it omits weighs 0 (the
@@ -18,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <string>
 
 #include "route/policy.h"
 
@@ -29,6 +31,9 @@ struct PolicyConfig {
   // a threshold: the server turns it into policy.threshold with a score
   // sample (calibrate_policy_threshold, calibration_prompts.h).
   std::optional<double> large_share;
+  // "head": the learned head file to load (policy.head stays null here: the
+  // caller reads files); "head_weight" is in policy.head_weight.
+  std::string head_path;
 };
 
 // Throws folio::Error (message "route policy: ...") on any invalid input.
