@@ -78,6 +78,7 @@ LoadedModel load_served_model(const ServeModelPlan& m, std::int64_t kv_cap,
       server::make_model_context(out.model->tok, m.names, path, ec.max_model_len,
                                  server::chat_template_source(m.chat_template, tmpl)));
   out.context->load_seconds = load_s;
+  out.context->hidden_size = static_cast<std::int32_t>(out.model->model.config().n_embd);
   return out;
 }
 
@@ -128,8 +129,18 @@ std::vector<server::VirtualModelSpec> virtual_specs(const ServePlan& plan,
                   " (calibrated: " + fixed(*v.policy.large_share * 100, 0) +
                   "% of the built-in sample goes large)";
     }
+    std::string head;
+    if (const auto& h = spec.policy.head; h != nullptr && small < models.size()) {
+      const std::int32_t width = models[small].context->hidden_size;
+      if (static_cast<std::int64_t>(h->n_embd) != width) {
+        throw Error("virtual model `" + spec.name + "`: the route head reads " +
+                    std::to_string(h->n_embd) + " values but the small model " + spec.small +
+                    " pools " + std::to_string(width));
+      }
+      head = "; learned head (weight " + fixed(spec.policy.head_weight, 2) + ") " + h->info;
+    }
     log.info("virtual model `" + spec.name + "`: small " + spec.small + ", large " + spec.large +
-             " (" + how + "); score threshold " + threshold +
+             " (" + how + "); score threshold " + threshold + head +
              (spec.cascade.enabled ? "; cascade on" : ""));
     out.push_back(std::move(spec));
   }

@@ -8,6 +8,7 @@
 #include "cli/text_file.h"
 #include "engine/kv_budget.h"
 #include "kv/kv_sizing.h"
+#include "route/learned_head.h"
 #include "server/served_model.h"
 
 namespace folio::cli {
@@ -106,6 +107,20 @@ ServeModelPlan model_entry(const json& e, const EngineFlags& defaults, const std
   return m;
 }
 
+// A policy's "head" file, read now so a bad one stops start-up. A share
+// calibrates on the feature score of the built-in sample only, which a head
+// would change: with a head the threshold is given (train_head.py prints
+// the one for a share).
+void load_head(route::PolicyConfig& c) {
+  if (c.head_path.empty()) return;
+  if (c.large_share) {
+    throw Error(
+        "route policy: \"large_share\" cannot be calibrated with a learned \"head\"; give "
+        "\"threshold\" (bench/route/train_head.py prints the threshold for a share)");
+  }
+  c.policy.head = std::make_shared<const route::LearnedHead>(route::load_learned_head(c.head_path));
+}
+
 VirtualModelPlan virtual_entry(const json& e, const std::string& where) {
   if (!e.is_object()) fail(where, "must be an object");
   VirtualModelPlan v;
@@ -120,6 +135,7 @@ VirtualModelPlan virtual_entry(const json& e, const std::string& where) {
     } else if (key == "policy") {
       try {
         v.policy = route::parse_policy_config(val);
+        load_head(v.policy);
       } catch (const Error& err) {
         fail(at, err.what());
       }
@@ -178,6 +194,7 @@ ServePlan plan_from_flags(const std::vector<std::string>& models,
       }
       try {
         v.policy = route::parse_policy_config(j);
+        load_head(v.policy);
       } catch (const Error& e) {
         throw Error(std::string("--route-policy: ") + e.what());
       }

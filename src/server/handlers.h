@@ -14,6 +14,7 @@ namespace folio::server {
 
 HttpReply handle_completions(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_chat(ServerContext& ctx, const HttpRequest& req);
+HttpReply handle_embeddings(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_models(ServerContext& ctx, const HttpRequest& req);
 // GET /v1/models/{id}: `id` as it appears in the path (percent-encoded).
 HttpReply handle_model(ServerContext& ctx, const HttpRequest& req, std::string_view id);

@@ -154,7 +154,10 @@ class Session : public std::enable_shared_from_this<Session> {
       const HeaderList own = job_->headers();
       headers.insert(headers.end(), own.begin(), own.end());
     }
-    if (job_->streaming()) {
+    // A streamed job that fails before its head (a late routing decision the
+    // chosen model refuses) answers with a plain JSON error.
+    const bool early_error = !head_sent_ && o.done && o.status != 200;
+    if (job_->streaming() && !early_error) {
       if (!head_sent_ && (o.done || job_->head_ready())) {
         queue(head_of(200, job_content_type_, keep_alive_, headers, std::nullopt));
         head_sent_ = true;

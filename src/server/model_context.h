@@ -25,7 +25,8 @@ struct ModelContext {
   std::string root;                                 // model path, reported by /v1/models
   std::int32_t max_model_len = 0;                   // prompt + completion tokens
   std::int32_t vocab_size = 0;
-  std::string bos_token;  // template variables
+  std::int32_t hidden_size = 0;  // values of a pooled hidden state (/v1/embeddings); 0: unknown
+  std::string bos_token;         // template variables
   std::string eos_token;
   double load_seconds = 0;  // model load time, the "model_load" stage of /metrics
   // Compiled output constraints over this vocabulary (thread-safe; shared

@@ -92,34 +92,51 @@ RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
         .decision = std::nullopt,
         .virt = nullptr};
   }
-  const VirtualModel& v = *t.virt;
+  return finish_route(ctx, prepare_route(ctx, *t.virt, kind, body, ordered), kind, body, ordered,
+                      std::nullopt);
+}
+
+PendingRoute prepare_route(ServerContext& ctx, const VirtualModel& v, ApiKind kind,
+                           const json& body, const nlohmann::ordered_json& ordered) {
   ServedModel& small = ctx.models[v.small];
   ServedModel& large = ctx.models[v.large];
-  route::RouteRequest rr;
-  std::string text;
-  std::optional<GenerationRequest> on_small;
+  PendingRoute p;
+  p.virt = &v;
   try {
-    on_small = parse_for_model(kind, body, small.model, ctx.config, ordered);
+    p.on_small = parse_for_model(kind, body, small.model, ctx.config, ordered);
   } catch (const ApiError& e) {
     if (e.status() != 400) throw;
-    rr.small_missing.emplace_back("request");  // the small model cannot take it as sent
+    p.request.small_missing.emplace_back("request");  // the small model cannot take it as sent
   }
-  if (on_small) {
-    rr.input = route_input(kind, body, *on_small, text);
-    rr.fits_small = fits(*on_small, small.model);
-    rr.small_missing = missing_features(body, *on_small, small.lacks);
-  } else {
-    rr.input.text = text;
+  if (p.on_small) {
+    p.request.input = route_input(kind, body, *p.on_small, p.text);
+    p.request.fits_small = fits(*p.on_small, small.model);
+    p.request.small_missing = missing_features(body, *p.on_small, small.lacks);
   }
   const engine::EngineStats large_stats = large.engine.stats();
-  route::LoadSnapshot load;
-  load.large_waiting = large_stats.num_waiting;
-  if (large_stats.num_waiting > 0) load.large_queue_wait_s = large.metrics.recent_queue_seconds();
-  route::RouteDecision d = route::decide(rr, v.policy, load);
-  ServedModel& chosen = d.target == route::Target::kSmall && on_small ? small : large;
+  p.load.large_waiting = large_stats.num_waiting;
+  if (large_stats.num_waiting > 0) p.load.large_queue_wait_s = large.metrics.recent_queue_seconds();
+  return p;
+}
+
+bool needs_head(const PendingRoute& p) {
+  return p.virt->policy.head != nullptr && p.on_small && p.request.fits_small &&
+         p.request.small_missing.empty();
+}
+
+RoutedRequest finish_route(ServerContext& ctx, PendingRoute p, ApiKind kind, const json& body,
+                           const nlohmann::ordered_json& ordered,
+                           std::optional<double> head_score) {
+  const VirtualModel& v = *p.virt;
+  ServedModel& small = ctx.models[v.small];
+  ServedModel& large = ctx.models[v.large];
+  p.request.input.text = p.text;
+  p.request.head_score = head_score;
+  route::RouteDecision d = route::decide(p.request, v.policy, p.load);
+  ServedModel& chosen = d.target == route::Target::kSmall && p.on_small ? small : large;
   ctx.route_metrics.record(v.name, chosen.model.name(), d.reason, d.score);
   RoutedRequest out{.model = &chosen, .request = {}, .decision = std::move(d), .virt = &v};
-  out.request = &chosen == &small ? std::move(*on_small)
+  out.request = &chosen == &small ? std::move(*p.on_small)
                                   : parse_for_model(kind, body, large.model, ctx.config, ordered);
   return out;
 }

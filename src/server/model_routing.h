@@ -33,8 +33,31 @@ struct RoutedRequest {
 GenerationRequest parse_for_model(ApiKind kind, const nlohmann::json& body, const ModelContext& m,
                                   const ServerConfig& cfg, const nlohmann::ordered_json& ordered);
 
+// Resolves `model` and routes a virtual name on the feature score alone
+// (prepare_route, then finish_route without a head score).
 RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const nlohmann::json& body,
                            const nlohmann::ordered_json& ordered);
+
+// A request to a virtual model parsed for its small model, before the
+// decision: what route::decide reads, and the load at arrival.
+struct PendingRoute {
+  const VirtualModel* virt = nullptr;
+  route::RouteRequest request;  // its input.text views `text`: re-pointed by finish_route
+  std::string text;
+  route::LoadSnapshot load;
+  std::optional<GenerationRequest> on_small;  // none: the small model refused it (400)
+};
+
+PendingRoute prepare_route(ServerContext& ctx, const VirtualModel& v, ApiKind kind,
+                           const nlohmann::json& body, const nlohmann::ordered_json& ordered);
+// True when the decision waits for the policy's learned head: it has one, the
+// small model took the request and no hard rule decides it already.
+bool needs_head(const PendingRoute& p);
+// Decides (with the head's output when given), counts the decision, and
+// parses the request again for the large model when that is the pick.
+RoutedRequest finish_route(ServerContext& ctx, PendingRoute p, ApiKind kind,
+                           const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                           std::optional<double> head_score);
 
 // x-folio-route-model / -reason / -score: the model that answered, why, and
 // the score (4 decimals).

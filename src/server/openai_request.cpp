@@ -113,41 +113,42 @@ void finish(Fields& f, GenerationRequest& r, std::optional<std::int64_t> max_tok
   }
 }
 
-void add_prompt(GenerationRequest& r, std::vector<TokenId> ids, const ModelContext& model) {
-  if (ids.empty()) throw ApiError(400, "prompt must not be empty", "prompt");
+void add_prompt(GenerationRequest& r, std::vector<TokenId> ids, const ModelContext& model,
+                const char* field) {
+  if (ids.empty()) throw ApiError(400, std::string(field) + " must not be empty", field);
   r.prompt_texts.push_back(model.tokenizer->decode(ids));
   r.prompts.push_back(std::move(ids));
 }
 
+// `field`: "prompt" (completions) or "input" (embeddings), named in errors.
 void read_prompts(const nlohmann::json* p, GenerationRequest& r, const ModelContext& model,
-                  const ServerConfig& config) {
-  if (!p) bad_param("prompt", "given (a string, a list of strings or token ids)");
+                  const ServerConfig& config, const char* field = "prompt") {
+  if (!p) bad_param(field, "given (a string, a list of strings or token ids)");
   const tokenizer::EncodeOptions enc{.add_special = true, .parse_special = true};
   const auto text_prompt = [&](const nlohmann::json& s) {
     if (s.get_ref<const std::string&>().empty())
-      throw ApiError(400, "prompt must not be empty", "prompt");
-    add_prompt(r, model.tokenizer->encode(s.get_ref<const std::string&>(), enc), model);
+      throw ApiError(400, std::string(field) + " must not be empty", field);
+    add_prompt(r, model.tokenizer->encode(s.get_ref<const std::string&>(), enc), model, field);
   };
   if (p->is_string()) return text_prompt(*p);
   if (!p->is_array() || p->empty())
-    bad_param("prompt", "a non-empty string, list of strings or token ids");
+    bad_param(field, "a non-empty string, list of strings or token ids");
   const auto& first = p->front();
   if (first.is_number()) {
     if (p->size() > kMaxPromptIds)
-      bad_param("prompt", "at most " + std::to_string(kMaxPromptIds) + " tokens");
-    return add_prompt(r, token_ids(*p, "prompt", model.vocab_size), model);
+      bad_param(field, "at most " + std::to_string(kMaxPromptIds) + " tokens");
+    return add_prompt(r, token_ids(*p, field, model.vocab_size), model, field);
   }
   if (p->size() > static_cast<std::size_t>(config.max_prompts)) {
-    bad_param("prompt", "a list of at most " + std::to_string(config.max_prompts) + " prompts");
+    bad_param(field, "a list of at most " + std::to_string(config.max_prompts) + " prompts");
   }
   for (const auto& item : *p) {
     if (item.is_string() && first.is_string()) {
       text_prompt(item);
     } else if (item.is_array() && first.is_array() && item.size() <= kMaxPromptIds) {
-      add_prompt(r, token_ids(item, "prompt", model.vocab_size), model);
+      add_prompt(r, token_ids(item, field, model.vocab_size), model, field);
     } else {
-      bad_param("prompt",
-                "a string, a list of strings, a list of token ids or a list of such lists");
+      bad_param(field, "a string, a list of strings, a list of token ids or a list of such lists");
     }
   }
 }
@@ -286,6 +287,49 @@ GenerationRequest parse_chat_request(const nlohmann::json& body, const ModelCont
   r.prompts.push_back(std::move(ids));
   finish(f, r, max_tokens, config);
   return r;
+}
+
+EmbeddingRequest parse_embedding_request(const nlohmann::json& body, const ModelContext& model,
+                                         const ServerConfig& config) {
+  GenerationRequest r;
+  Fields f(body);
+  check_model(f, r, model);
+  f.string("user");  // accepted, unused
+  EmbeddingRequest e;
+  if (auto fmt = f.string("encoding_format")) {
+    if (*fmt != "float" && *fmt != "base64")
+      bad_param("encoding_format", "\"float\" or \"base64\"");
+    e.base64 = *fmt == "base64";
+  }
+  if (auto dims = f.integer("dimensions", 1, kI32Max); dims && *dims != model.hidden_size) {
+    throw ApiError(400,
+                   "dimensions = " + std::to_string(*dims) +
+                       " is not supported: this model's "
+                       "embeddings have " +
+                       std::to_string(model.hidden_size) + " values",
+                   "dimensions");
+  }
+  Stopwatch sw;
+  const nlohmann::json* input = f.get("input");
+  const nlohmann::json* messages = f.get("messages");
+  const std::optional<bool> add_gen = f.boolean("add_generation_prompt");
+  if ((input == nullptr) == (messages == nullptr))
+    throw ApiError(400, "give either input or messages (a chat to embed), not both", "input");
+  if (messages != nullptr) {
+    const std::string text = render_chat(*messages, model, add_gen.value_or(false));
+    std::vector<TokenId> ids =
+        model.tokenizer->encode(text, {.add_special = false, .parse_special = true});
+    if (ids.empty()) throw ApiError(400, "the rendered conversation is empty", "messages");
+    r.prompts.push_back(std::move(ids));
+  } else {
+    if (add_gen) bad_param("add_generation_prompt", "given only with messages");
+    read_prompts(input, r, model, config, "input");
+  }
+  e.tokenize_seconds = sw.seconds();
+  finish(f, r, std::nullopt, config);  // refuses what it did not read
+  e.model = std::move(r.model);
+  e.prompts = std::move(r.prompts);
+  return e;
 }
 
 }  // namespace folio::server

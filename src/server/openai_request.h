@@ -66,6 +66,20 @@ struct GenerationRequest {
   double tokenize_seconds = 0;  // time spent in the tokenizer / template (metrics)
 };
 
+// POST /v1/embeddings (OpenAI's fields, and vLLM's chat form): `input` (a
+// string, strings, token ids or lists of them) or `messages` rendered with the
+// model's chat template (add_generation_prompt, default false); `encoding_format`
+// "float" or "base64"; `dimensions` only as the model's own width; `user`.
+struct EmbeddingRequest {
+  std::string model;                          // as reported back
+  std::vector<std::vector<TokenId>> prompts;  // one embedding each
+  bool base64 = false;
+  double tokenize_seconds = 0;
+};
+
+EmbeddingRequest parse_embedding_request(const nlohmann::json& body, const ModelContext& model,
+                                         const ServerConfig& config);
+
 // `ordered`: the same body with key order kept (parse_body_ordered), so a
 // JSON schema's properties come out in the client's order; null: sorted.
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ModelContext& model,

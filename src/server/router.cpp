@@ -21,6 +21,7 @@ struct Route {
 constexpr Route kRoutes[] = {
     {"/v1/completions", "POST", handle_completions},
     {"/v1/chat/completions", "POST", handle_chat},
+    {"/v1/embeddings", "POST", handle_embeddings},
     {"/v1/models", "GET", handle_models},
     {"/tokenize", "POST", handle_tokenize},
     {"/detokenize", "POST", handle_detokenize},

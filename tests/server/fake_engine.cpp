@@ -138,6 +138,7 @@ RequestOutput FakeEngine::step(Live& l, bool& finished) {
   finished = std::all_of(l.done.begin(), l.done.end(), [](bool b) { return b; });
   if (finished) {
     item.finished = true;
+    if (l.req.pool && !l.abort) item.pooled = fake_pooled(l.req.prompt);
     item.timing = engine::RequestTiming{l.first_scheduled - l.req.arrival_time,
                                         l.first_token - l.first_scheduled, now - l.first_token};
   }

@@ -8,6 +8,7 @@
 // max_tokens (kLength), EOS unless ignore_eos and stop_token_ids after
 // min_tokens (kStop, token included), abort (kAbort, within one step) and
 // finish_sample. Tests read back what it saw: submitted requests, aborts.
+// A pooling request's mean hidden state is fake_pooled(prompt).
 #pragma once
 
 #include <atomic>
@@ -30,6 +31,14 @@ using engine::EngineStats;
 using engine::OutputChannel;
 using engine::RequestId;
 using engine::RequestOutput;
+
+// The fake's pooled state of a prompt: (mean token id, length, 1).
+inline std::vector<float> fake_pooled(const std::vector<TokenId>& prompt) {
+  double sum = 0;
+  for (TokenId t : prompt) sum += t;
+  const auto n = static_cast<double>(prompt.size());
+  return {static_cast<float>(sum / n), static_cast<float>(n), 1.0F};
+}
 
 struct FakeEngineOptions {
   std::vector<TokenId> script = {1, 2, 3, 4};    // tokens produced in a loop
