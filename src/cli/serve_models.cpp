@@ -137,7 +137,8 @@ std::vector<server::VirtualModelSpec> virtual_specs(const ServePlan& plan,
                     std::to_string(h->n_embd) + " values but the small model " + spec.small +
                     " pools " + std::to_string(width));
       }
-      head = "; learned head (weight " + fixed(spec.policy.head_weight, 2) + ") " + h->info;
+      head = "; learned head over " + std::to_string(h->n_embd) + " pooled values (weight " +
+             fixed(spec.policy.head_weight, 2) + ")";
     }
     log.info("virtual model `" + spec.name + "`: small " + spec.small + ", large " + spec.large +
              " (" + how + "); score threshold " + threshold + head +

@@ -204,7 +204,7 @@ void Scheduler::admit_waiting(SchedulerOutput& out, std::int32_t& budget) {
     if (!slots && ahead > 0)
       slots = kv_.allocate_slots(r->id, hit.num_tokens, num_new, hit, r->attention_window);
     if (!slots) break;
-    if (kv_.prefix_caching()) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
+    if (kv_.prefix_caching() && !r->pool) kv_.record_prefix_query(r->num_tokens(), hit.num_tokens);
     if (r->num_cached_tokens < 0) r->num_cached_tokens = hit.num_tokens;
     r->num_computed_tokens = hit.num_tokens;
     waiting_.pop_front();

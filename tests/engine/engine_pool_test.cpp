@@ -99,10 +99,12 @@ TEST(EnginePool, TakesNoPrefixHitButFillsTheCache) {
   auto gen = engine.add_request(request(1, prompt, 3, false));
   engine.run_until_idle();
   ASSERT_TRUE(drain(*gen).finished);
+  const auto queried = engine.stats().prefix_cache_queries;
   auto pooled = engine.add_request(request(2, prompt, 1, true));
   engine.run_until_idle();
   const Result p = drain(*pooled);
   EXPECT_EQ(p.cached, 0);
+  EXPECT_EQ(engine.stats().prefix_cache_queries, queried) << "it queried nothing";
   EXPECT_EQ(p.pooled, expected_mean(prompt));
 
   auto other = random_prompt(rng, 29);
