@@ -19,6 +19,8 @@ prompts all runs share:
                             the large model (route header, else response model) and accuracy
   R replayed                R's routing decisions applied to the single-model answers (the
                             same as measured when decoding is deterministic)
+Rows marked "scores_only" (train_head.py --oof-out: a learned head's scores, no run of their
+own) give only the score sweep.
 
 "vs random" is the accuracy minus the random router's at the same share; "beats random" marks
 a positive difference. A second table splits the endpoints and the oracle by kind.
@@ -109,6 +111,8 @@ def analyze(rows, small, large, routers=None, aliases=None, steps=10):
                 label = "score > max" if t == math.inf else f"score >= {t:.4g}"
                 out.append({"policy": f"{m} {label} (top {q:.0%})", "share": share,
                             "acc": mean(L[i] if go[i] else S[i] for i in ids)})
+        if all(r.get("scores_only") for r in rs):
+            continue  # offline scores (train_head.py --oof-out): no answers of their own
         # The router's own run: which concrete model answered, and how well.
         concrete = {}
         for r in rs:
