@@ -329,7 +329,7 @@ void Model::output_head(const Batch& batch, Workspace& ws, kernels::ThreadPool& 
       const TokenRange& range = batch.pools[p];
       float* sum = &ws.pooled[p * d];
       for (std::int32_t i = 0; i < range.count; ++i) {
-        const auto t = static_cast<std::size_t>(range.first + i);
+        const std::size_t t = static_cast<std::size_t>(range.first) + static_cast<std::size_t>(i);
         ops(precision_).rmsnorm(&ws.x[t * d], weights_.output_norm.data(), d, eps, ws.h.data());
         for (std::size_t c = 0; c < d; ++c) sum[c] += ws.h[c];
       }
