@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "base/error.h"
 #include "base/timer.h"
 #include "server/api_error.h"
+#include "server/engine_submit.h"
 #include "server/sse.h"
 
 namespace folio::server {
@@ -46,11 +46,7 @@ GenerationJob::~GenerationJob() {
 }
 
 void GenerationJob::submit() {
-  if (ctx_.draining) throw ApiError(503, "the server is shutting down");
-  // Admit first: a request that can never run is the client's fault (400)
-  // whether or not the server has room for it now.
-  std::vector<engine::AdmittedRequest> admitted;
-  std::vector<RequestId> ids;
+  std::vector<engine::EngineRequest> requests;
   for (std::size_t i = 0; i < req_.prompts.size(); ++i) {
     engine::EngineRequest er;
     er.id = ctx_.next_request_id();
@@ -72,19 +68,12 @@ void GenerationJob::submit() {
     er.attention_window = req_.attention_window;
     er.grammar = req_.grammar;
     er.arrival_time = arrival_;
-    try {
-      admitted.push_back(target_.engine.limits().admit(std::move(er), arrival_));
-    } catch (const Error& e) {
-      throw ApiError(400, e.what());
-    }
-    ids.push_back(admitted.back().request().id);
+    requests.push_back(std::move(er));
   }
-  if (!ctx_.admission.try_acquire(ids)) {
-    throw ApiError(429, "the server is at capacity (" + std::to_string(ctx_.config.max_queue) +
-                            " requests in flight, --max-queue); retry later");
-  }
+  std::vector<engine::AdmittedRequest> admitted =
+      admit_requests(ctx_, target_, std::move(requests), arrival_);
   // From here on the destructor releases every slot (and aborts what was submitted).
-  for (std::size_t i = 0; i < admitted.size(); ++i) engines_[i].id = ids[i];
+  for (std::size_t i = 0; i < admitted.size(); ++i) engines_[i].id = admitted[i].request().id;
   for (std::size_t i = 0; i < admitted.size(); ++i)
     engines_[i].channel = target_.engine.submit(std::move(admitted[i]));
   std::int64_t prompt_tokens = 0;

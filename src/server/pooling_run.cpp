@@ -1,8 +1,7 @@
 #include "server/pooling_run.h"
 
-#include "base/error.h"
 #include "base/timer.h"
-#include "server/api_error.h"
+#include "server/engine_submit.h"
 
 namespace folio::server {
 
@@ -21,10 +20,8 @@ PoolingRun::~PoolingRun() {
 }
 
 void PoolingRun::submit() {
-  if (ctx_.draining) throw ApiError(503, "the server is shutting down");
   const double now = monotonic_seconds();
-  std::vector<engine::AdmittedRequest> admitted;
-  std::vector<RequestId> ids;
+  std::vector<engine::EngineRequest> requests;
   for (const auto& prompt : prompts_) {
     engine::EngineRequest er;
     er.id = ctx_.next_request_id();
@@ -32,19 +29,12 @@ void PoolingRun::submit() {
     er.params.temperature = 0;
     er.pool = true;
     er.arrival_time = now;
-    try {
-      admitted.push_back(model_.engine.limits().admit(std::move(er), now));
-    } catch (const Error& e) {
-      throw ApiError(400, e.what());
-    }
-    ids.push_back(admitted.back().request().id);
+    requests.push_back(std::move(er));
   }
-  if (!ctx_.admission.try_acquire(ids)) {
-    throw ApiError(429, "the server is at capacity (" + std::to_string(ctx_.config.max_queue) +
-                            " requests in flight, --max-queue); retry later");
-  }
+  std::vector<engine::AdmittedRequest> admitted =
+      admit_requests(ctx_, model_, std::move(requests), now);
   for (std::size_t i = 0; i < admitted.size(); ++i) {
-    items_[i].id = ids[i];
+    items_[i].id = admitted[i].request().id;
     items_[i].channel = model_.engine.submit(std::move(admitted[i]));
   }
   model_.metrics.add_prompt_tokens(prompt_tokens());
