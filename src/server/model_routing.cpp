@@ -81,21 +81,6 @@ std::vector<std::string> missing_features(const json& body, const GenerationRequ
   return out;
 }
 
-RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const json& body,
-                           const nlohmann::ordered_json& ordered) {
-  Fields fields(body);
-  const ServerContext::Target t = ctx.resolve(fields.string("model"));
-  if (t.model != nullptr) {
-    return RoutedRequest{
-        .model = t.model,
-        .request = parse_for_model(kind, body, t.model->model, ctx.config, ordered),
-        .decision = std::nullopt,
-        .virt = nullptr};
-  }
-  return finish_route(ctx, prepare_route(ctx, *t.virt, kind, body, ordered), kind, body, ordered,
-                      std::nullopt);
-}
-
 PendingRoute prepare_route(ServerContext& ctx, const VirtualModel& v, ApiKind kind,
                            const json& body, const nlohmann::ordered_json& ordered) {
   ServedModel& small = ctx.models[v.small];

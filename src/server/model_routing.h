@@ -33,11 +33,6 @@ struct RoutedRequest {
 GenerationRequest parse_for_model(ApiKind kind, const nlohmann::json& body, const ModelContext& m,
                                   const ServerConfig& cfg, const nlohmann::ordered_json& ordered);
 
-// Resolves `model` and routes a virtual name on the feature score alone
-// (prepare_route, then finish_route without a head score).
-RoutedRequest parse_routed(ServerContext& ctx, ApiKind kind, const nlohmann::json& body,
-                           const nlohmann::ordered_json& ordered);
-
 // A request to a virtual model parsed for its small model, before the
 // decision: what route::decide reads, and the load at arrival.
 struct PendingRoute {
