@@ -5,6 +5,7 @@
 // and serves until SIGINT/SIGTERM. Start-up logs say what was chosen and
 // why: each KV pool (blocks, bytes, dtype), how many max-model-len sequences
 // it holds, the memory of all models together and each virtual model's rule.
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -54,8 +55,28 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
   sub->add_option("--served-model-name", c.served_model_name,
                   "Model name(s) clients use (default: the model file's name); with several "
                   "models, one per model");
-  sub->add_option("--api-key", c.api_key,
-                  "Require 'Authorization: Bearer KEY' on /v1 routes (or $FOLIO_API_KEY)");
+  sub->add_option("--api-key", c.api_keys,
+                  "Require 'Authorization: Bearer KEY' on every route but /health (and "
+                  "/metrics); repeat for several keys (none given: $FOLIO_API_KEY)");
+  sub->add_option("--api-key-file", c.api_key_file,
+                  "File of API keys, one per line ('#' comments); adds to --api-key")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--metrics-require-key", c.metrics_require_key,
+                "/metrics needs an API key too (default: open, for Prometheus)");
+  sub->add_option("--allowed-origins", c.allowed_origins,
+                  "CORS: origins browser pages may call from (scheme://host[:port], a "
+                  "comma-separated or JSON list, or *); default: none (CORS off)");
+  sub->add_option("--ssl-keyfile", c.ssl_keyfile, "HTTPS: the PEM private key")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--ssl-certfile", c.ssl_certfile, "HTTPS: the PEM certificate chain")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--ssl-ca-certs", c.ssl_ca_certs,
+                  "HTTPS: PEM CA certificates that client certificates are checked against")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--ssl-cert-reqs", c.ssl_cert_reqs,
+                  "HTTPS: client certificate 0 not asked, 1 optional, 2 required")
+      ->check(CLI::Range(0, 2))
+      ->capture_default_str();
   sub->add_option("--max-logprobs", c.max_logprobs, "Largest logprobs / top_logprobs accepted")
       ->capture_default_str();
   sub->add_option("--chat-template", c.chat_template,
@@ -63,6 +84,15 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
   sub->add_option("--max-queue", c.max_queue,
                   "Requests admitted at once (running + waiting); beyond: 429")
       ->capture_default_str();
+  sub->add_option("--max-waiting-requests", c.max_waiting_requests,
+                  "Requests that may wait for a model beyond those it runs; beyond: 503 with "
+                  "Retry-After, so admitted requests keep their latency (-1: unbounded)")
+      ->check(CLI::Range(-1, 1 << 30))
+      ->capture_default_str();
+  sub->add_option("--max-connections", c.max_connections,
+                  "Open connections at once; beyond: 503 and close (default: the open-file "
+                  "limit less 64)")
+      ->check(CLI::Range(1, 1 << 30));
   sub->add_option("--io-threads", c.io_threads, "HTTP IO threads")->capture_default_str();
   sub->add_option("--max-body-bytes", c.max_body_bytes, "Largest request body; beyond: 413")
       ->capture_default_str();
@@ -72,8 +102,9 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
       ->capture_default_str();
   sub->add_option("--request-timeout", c.request_timeout_s, "Seconds to receive one whole request")
       ->capture_default_str();
-  sub->add_option("--shutdown-grace", c.shutdown_grace_s,
-                  "Seconds in-flight requests may finish after SIGINT/SIGTERM")
+  sub->add_option("--shutdown-grace,--shutdown-timeout", c.shutdown_grace_s,
+                  "Seconds in-flight requests may finish after SIGINT/SIGTERM (a second "
+                  "signal aborts them at once)")
       ->capture_default_str();
   add_engine_flags(sub, a.engine);
 }
@@ -109,9 +140,16 @@ int serve(ServeArgs& a) {
   }
   if (several) print_memory_summary(loaded, plan, kv.total);
   const std::uint64_t fds = raise_open_file_limit();
+  // Default connection cap: what the open-file limit allows, less a reserve
+  // for model files, the listener and logs.
+  constexpr std::uint64_t kReservedFds = 64;
+  if (a.cfg.max_connections < 0) {
+    const std::uint64_t cap = fds > 2 * kReservedFds ? fds - kReservedFds : kReservedFds;
+    a.cfg.max_connections = static_cast<std::int32_t>(std::min<std::uint64_t>(cap, 1u << 30));
+  }
   if (fds < 1100) {
-    log.info("open-file limit is " + std::to_string(fds) +
-             ": at most about that many concurrent connections (raise `ulimit -n`)");
+    log.info("open-file limit is " + std::to_string(fds) + ": at most " +
+             std::to_string(a.cfg.max_connections) + " concurrent connections (raise `ulimit -n`)");
   }
   std::deque<engine::EngineLoop> loops;  // the server's EngineClients
   std::vector<server::ModelSpec> specs;
@@ -125,8 +163,9 @@ int serve(ServeArgs& a) {
     std::string names;
     for (const auto& m : loaded) names += (names.empty() ? "" : ", ") + m.context->name();
     for (const auto& v : virtuals) names += ", " + v.name;
-    std::fprintf(stderr, "folio: serving %s on http://%s:%u (OpenAI API under /v1)\n",
-                 names.c_str(), a.cfg.host.c_str(), port);
+    const bool tls = !a.cfg.ssl_certfile.empty();
+    std::fprintf(stderr, "folio: serving %s on %s://%s:%u (OpenAI API under /v1)\n", names.c_str(),
+                 tls ? "https" : "http", a.cfg.host.c_str(), port);
   });
 }
 

@@ -17,10 +17,18 @@ class ApiError : public std::runtime_error {
       : std::runtime_error(message), status_(status), param_(std::move(param)) {}
   int status() const { return status_; }
   const std::optional<std::string>& param() const { return param_; }
+  // Seconds a client should wait before retrying (a Retry-After header);
+  // set on load shedding (429 at capacity, 503 while draining).
+  std::optional<int> retry_after_s() const { return retry_after_s_; }
+  ApiError& retry_after(int seconds) {
+    retry_after_s_ = seconds;
+    return *this;
+  }
 
  private:
   int status_;
   std::optional<std::string> param_;
+  std::optional<int> retry_after_s_;
 };
 
 // OpenAI's error `type` for a status (e.g. 400 -> "BadRequestError" as vLLM,

@@ -10,7 +10,7 @@ namespace folio::server {
 std::vector<engine::AdmittedRequest> admit_requests(ServerContext& ctx, ServedModel& model,
                                                     std::vector<engine::EngineRequest> requests,
                                                     double now) {
-  if (ctx.draining) throw ApiError(503, "the server is shutting down");
+  if (ctx.draining) throw ApiError(503, "the server is shutting down").retry_after(5);
   std::vector<engine::AdmittedRequest> admitted;
   std::vector<RequestId> ids;
   for (engine::EngineRequest& r : requests) {
@@ -21,9 +21,24 @@ std::vector<engine::AdmittedRequest> admit_requests(ServerContext& ctx, ServedMo
     }
     ids.push_back(admitted.back().request().id);
   }
-  if (!ctx.admission.try_acquire(ids)) {
-    throw ApiError(429, "the server is at capacity (" + std::to_string(ctx.config.max_queue) +
-                            " requests in flight, --max-queue); retry later");
+  // The model's waiting queue: what it holds beyond the requests its engine
+  // runs now. New requests count at once; running ones as of the last step.
+  std::int64_t lane_limit = -1;
+  const std::int32_t max_waiting = ctx.config.max_waiting_requests;
+  if (max_waiting >= 0) lane_limit = model.engine.stats().num_running + std::int64_t{max_waiting};
+  switch (ctx.admission.try_acquire(ids, &model, lane_limit)) {
+    case Admission::Result::kAdmitted:
+      break;
+    case Admission::Result::kServerFull:
+      throw ApiError(429, "the server is at capacity (" + std::to_string(ctx.config.max_queue) +
+                              " requests in flight, --max-queue); retry later")
+          .retry_after(1);
+    case Admission::Result::kLaneFull:
+      throw ApiError(503, "model " + model.model.name() +
+                              " is overloaded: " + std::to_string(max_waiting) +
+                              " requests already wait for it (--max-waiting-requests); retry "
+                              "later")
+          .retry_after(1);
   }
   return admitted;
 }

@@ -275,19 +275,30 @@ Usage GenerationJob::usage() const {
   return u;
 }
 
+std::optional<std::pair<int, std::string>> GenerationJob::failure() const {
+  if (!error_.empty()) return std::pair{500, "engine error: " + error_};
+  if (!ctx_.draining) return std::nullopt;
+  for (const Choice& c : choices_) {
+    if (c.finish == FinishReason::kAbort) {
+      return std::pair{503, std::string("the server shut down before the request finished "
+                                        "(--shutdown-grace or a second signal)")};
+    }
+  }
+  return std::nullopt;
+}
+
 std::string GenerationJob::final_frames() {
   std::string out;
-  if (!error_.empty()) out += sse_data(error_body(500, "engine error: " + error_));
+  if (const auto f = failure()) out += sse_data(error_body(f->first, f->second));
   if (req_.include_usage) out += sse_data(usage_chunk(meta_, usage()));
   out += sse_done();
   return out;
 }
 
 JobOutput GenerationJob::final_body() {
-  if (!error_.empty()) {
-    ctx_.log.error("request " + meta_.id + ": engine error: " + error_);
-    return JobOutput{
-        .bytes = error_body(500, "engine error: " + error_), .done = true, .status = 500};
+  if (const auto f = failure()) {
+    if (f->first == 500) ctx_.log.error("request " + meta_.id + ": " + f->second);
+    return JobOutput{.bytes = error_body(f->first, f->second), .done = true, .status = f->first};
   }
   std::vector<FinalChoice> fc;
   for (std::size_t i = 0; i < choices_.size(); ++i) {

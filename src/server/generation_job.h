@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/output_processor.h"
@@ -81,6 +82,9 @@ class GenerationJob final : public Job {
   void finish_engine(std::size_t e, const engine::RequestOutput& item);
   std::string final_frames();
   JobOutput final_body();
+  // What the client gets instead of an answer: an engine error (500), or a
+  // shutdown that aborted the request (503); nullopt when it finished.
+  std::optional<std::pair<int, std::string>> failure() const;
   Usage usage() const;
   void release_all(bool aborted);
 

@@ -8,9 +8,12 @@
 #include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -48,21 +51,58 @@ std::string head_of(int status, const std::string& content_type, bool keep_alive
   return h + "\r\n";
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection over `Stream`: plain TCP, or TLS over TCP (then the session
+// starts with the handshake, under the request timeout).
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+  using std::enable_shared_from_this<Session<Stream>>::weak_from_this;
+
  public:
+  // Plain TCP (the TLS constructor below is the other; each is instantiated
+  // only for its own stream type).
   Session(tcp::socket socket, ServerContext& ctx, std::shared_ptr<PostGate> gate)
-      : stream_(std::move(socket)), ctx_(ctx), gate_(std::move(gate)) {}
+      : stream_(std::move(socket)), ctx_(ctx), gate_(std::move(gate)) {
+    ++ctx_.connections;
+  }
+  Session(tcp::socket socket, asio::ssl::context& tls, ServerContext& ctx,
+          std::shared_ptr<PostGate> gate)
+      : stream_(std::move(socket), tls), ctx_(ctx), gate_(std::move(gate)) {
+    ++ctx_.connections;
+  }
+  ~Session() { --ctx_.connections; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_head(); });
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->handshake(); });
   }
 
  private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void handshake() {
+    if constexpr (kTls) {
+      lowest().expires_after(ms(ctx_.config.request_timeout_s));
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close();  // not TLS, or a bad client
+                                self->read_head();
+                              });
+    } else {
+      read_head();
+    }
+  }
+
   void read_head() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(ctx_.config.max_header_bytes));
     parser_->body_limit(ctx_.config.max_body_bytes);
-    stream_.expires_after(ms(ctx_.config.idle_timeout_s));
+    lowest().expires_after(ms(ctx_.config.idle_timeout_s));
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
@@ -70,7 +110,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_head(beast::error_code ec) {
     if (ec) return read_failed(ec);
-    stream_.expires_after(ms(ctx_.config.request_timeout_s));
+    lowest().expires_after(ms(ctx_.config.request_timeout_s));
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
@@ -89,7 +129,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // beast::tcp_stream, so there is no one to send a 408 to: just close.
     if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
-        ec == http::error::partial_message) {
+        ec == http::error::partial_message || ec == asio::ssl::error::stream_truncated) {
       return close();
     }
     send_error(400, "malformed HTTP request: " + ec.message());
@@ -105,7 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_body(beast::error_code ec) {
     if (ec) return read_failed(ec);
-    stream_.expires_never();
+    lowest().expires_never();
     auto msg = parser_->release();
     keep_alive_ = msg.keep_alive() && !ctx_.draining;
     HttpRequest req;
@@ -113,6 +153,10 @@ class Session : public std::enable_shared_from_this<Session> {
     req.target = std::string(msg.target());
     if (auto it = msg.find(http::field::authorization); it != msg.end()) {
       req.authorization = std::string(it->value());
+    }
+    if (auto it = msg.find(http::field::origin); it != msg.end()) req.origin = it->value();
+    if (auto it = msg.find(http::field::access_control_request_method); it != msg.end()) {
+      req.cors_request_method = it->value();
     }
     req.body = std::move(msg.body());
     HttpReply reply = route(ctx_, req);
@@ -179,10 +223,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (probing_ || pipelined_.size() > ctx_.config.max_header_bytes + ctx_.config.max_body_bytes)
       return;
     probing_ = true;
-    stream_.socket().async_read_some(
-        asio::buffer(probe_buf_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-          self->on_probe(ec, n);
-        });
+    stream_.async_read_some(asio::buffer(probe_buf_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->on_probe(ec, n);
+                            });
   }
 
   void on_probe(beast::error_code ec, std::size_t n) {
@@ -217,7 +261,7 @@ class Session : public std::enable_shared_from_this<Session> {
     out_inflight_ = std::move(out_pending_);
     out_pending_.clear();
     // A client that stops reading is dropped after the idle timeout.
-    stream_.expires_after(ms(ctx_.config.idle_timeout_s));
+    lowest().expires_after(ms(ctx_.config.idle_timeout_s));
     asio::async_write(
         stream_, asio::buffer(out_inflight_),
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
@@ -225,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_write(beast::error_code ec) {
     writing_ = false;
-    stream_.expires_never();
+    lowest().expires_never();
     if (ec) return client_gone();
     flush();
   }
@@ -236,7 +280,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (probing_) {
       resume_after_probe_ = true;
       beast::error_code ignored;
-      stream_.socket().cancel(ignored);
+      lowest().socket().cancel(ignored);
       return;
     }
     resume_reading();
@@ -259,8 +303,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void linger_close() {
     if (closed_ || probing_) return close();
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::seconds(1));
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().expires_after(std::chrono::seconds(1));
     discard();
   }
 
@@ -276,11 +320,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closed_) return;
     closed_ = true;
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.socket().close(ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().socket().close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   ServerContext& ctx_;
   std::shared_ptr<PostGate> gate_;
   beast::flat_buffer buffer_;
@@ -301,10 +345,38 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string pipelined_;
 };
 
+// Answers a connection beyond --max-connections: a 503 over plain HTTP (a
+// TLS client would need a handshake first: it is just closed), then close.
+void refuse_connection(tcp::socket socket, const ServerContext& ctx, bool tls) {
+  auto s = std::make_shared<tcp::socket>(std::move(socket));
+  const auto close = [s] {
+    beast::error_code ignored;
+    s->shutdown(tcp::socket::shutdown_both, ignored);
+    s->close(ignored);
+  };
+  if (tls) return close();
+  const std::string body =
+      error_body(503, "too many connections (" + std::to_string(ctx.config.max_connections) +
+                          " open, --max-connections); retry later");
+  auto bytes = std::make_shared<std::string>(
+      head_of(503, "application/json", false, {{"Retry-After", "1"}}, body.size()) + body);
+  asio::async_write(*s, asio::buffer(*bytes),
+                    [s, bytes, close](beast::error_code, std::size_t) { close(); });
+}
+
 }  // namespace
 
-void start_session(tcp::socket socket, ServerContext& ctx, std::shared_ptr<PostGate> gate) {
-  std::make_shared<Session>(std::move(socket), ctx, std::move(gate))->start();
+void start_session(tcp::socket socket, ServerContext& ctx, std::shared_ptr<PostGate> gate,
+                   asio::ssl::context* tls) {
+  const std::int32_t cap = ctx.config.max_connections;
+  if (cap >= 0 && ctx.connections.load() >= cap) {
+    return refuse_connection(std::move(socket), ctx, tls != nullptr);
+  }
+  if (tls) {
+    std::make_shared<Session<TlsStream>>(std::move(socket), *tls, ctx, std::move(gate))->start();
+  } else {
+    std::make_shared<Session<PlainStream>>(std::move(socket), ctx, std::move(gate))->start();
+  }
 }
 
 }  // namespace folio::server

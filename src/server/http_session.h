@@ -9,9 +9,12 @@
 // closes it (EOF or reset) or a write fails, the job is cancelled at once,
 // which aborts its engine requests (their KV blocks are freed in the next
 // engine step). Bytes a client pipelines meanwhile are kept for the next read.
+// Over TLS the session starts with the handshake (under --request-timeout);
+// a client that does not speak TLS is closed.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <memory>
 
 #include "server/post_gate.h"
@@ -19,9 +22,11 @@
 
 namespace folio::server {
 
-// Starts serving `socket` (which must use a strand executor); the session keeps
-// itself alive through its pending operations.
+// Starts serving `socket` (which must use a strand executor), over TLS when
+// `tls` is set (server/tls.h); the session keeps itself alive through its
+// pending operations. Beyond --max-connections open sessions, the socket is
+// answered 503 (with Retry-After) and closed instead.
 void start_session(boost::asio::ip::tcp::socket socket, ServerContext& ctx,
-                   std::shared_ptr<PostGate> gate);
+                   std::shared_ptr<PostGate> gate, boost::asio::ssl::context* tls);
 
 }  // namespace folio::server

@@ -15,9 +15,11 @@
 namespace folio::server {
 
 struct HttpRequest {
-  std::string method;         // "GET", "POST", ...
-  std::string target;         // path and optional query
-  std::string authorization;  // the Authorization header ("" when absent)
+  std::string method;               // "GET", "POST", ...
+  std::string target;               // path and optional query
+  std::string authorization;        // the Authorization header ("" when absent)
+  std::string origin;               // the Origin header (CORS; "" when absent)
+  std::string cors_request_method;  // Access-Control-Request-Method (a preflight's)
   std::string body;
 };
 

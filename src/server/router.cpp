@@ -5,6 +5,7 @@
 
 #include "server/api_error.h"
 #include "server/auth.h"
+#include "server/cors.h"
 #include "server/handlers.h"
 
 namespace folio::server {
@@ -44,7 +45,10 @@ HttpReply guarded(ServerContext& ctx, const HttpRequest& req, std::string_view p
   try {
     return handler();
   } catch (const ApiError& e) {
-    return error_reply(e.status(), e.what(), e.param());
+    HttpReply r = error_reply(e.status(), e.what(), e.param());
+    if (e.retry_after_s())
+      r.headers.emplace_back("Retry-After", std::to_string(*e.retry_after_s()));
+    return r;
   } catch (const std::exception& e) {
     const std::string id = ctx.response_id("err-");
     ctx.log.error("internal error " + id + " on " + req.method + " " + std::string(path) + ": " +
@@ -53,23 +57,27 @@ HttpReply guarded(ServerContext& ctx, const HttpRequest& req, std::string_view p
   }
 }
 
-}  // namespace
-
-HttpReply json_reply(int status, std::string body) {
-  HttpReply r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
+// The methods `path` answers ("" for an unknown path).
+std::string allowed_methods(std::string_view path) {
+  if (path.starts_with("/v1/models/")) return "GET";
+  std::string allow;
+  for (const Route& rt : kRoutes) {
+    if (rt.path != path) continue;
+    if (!allow.empty()) allow += ", ";
+    allow += rt.method;
+  }
+  return allow;
 }
 
-HttpReply error_reply(int status, const std::string& message,
-                      const std::optional<std::string>& param) {
-  return json_reply(status, error_body(status, message, param));
-}
-
-HttpReply route(ServerContext& ctx, const HttpRequest& req) {
+// Everything but the CORS headers every reply gets.
+HttpReply route_unshared(ServerContext& ctx, const HttpRequest& req) {
   const std::string_view path = path_of(req.target);
-  if ((path == "/v1" || path.starts_with("/v1/")) && !authorized(ctx.api_key, req.authorization)) {
+  if (ctx.cors.enabled() && is_preflight(req)) {
+    const std::string allow = allowed_methods(path);
+    if (!allow.empty()) return ctx.cors.preflight(req.origin, allow);
+  }
+  if (route_needs_key(path, ctx.config.metrics_require_key) &&
+      !ctx.api_keys.authorized(req.authorization)) {
     HttpReply r =
         error_reply(401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -87,13 +95,10 @@ HttpReply route(ServerContext& ctx, const HttpRequest& req) {
     });
   }
   const Route* match = nullptr;
-  std::string allow;
   for (const Route& rt : kRoutes) {
-    if (rt.path != path) continue;
-    if (!allow.empty()) allow += ", ";
-    allow += rt.method;
-    if (rt.method == req.method) match = &rt;
+    if (rt.path == path && rt.method == req.method) match = &rt;
   }
+  const std::string allow = allowed_methods(path);
   if (allow.empty()) return error_reply(404, "route " + std::string(path) + " not found");
   if (!match) {
     HttpReply r = error_reply(405, "method " + req.method + " not allowed on " + std::string(path) +
@@ -102,6 +107,27 @@ HttpReply route(ServerContext& ctx, const HttpRequest& req) {
     return r;
   }
   return guarded(ctx, req, path, [&] { return match->handler(ctx, req); });
+}
+
+}  // namespace
+
+HttpReply json_reply(int status, std::string body) {
+  HttpReply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpReply error_reply(int status, const std::string& message,
+                      const std::optional<std::string>& param) {
+  return json_reply(status, error_body(status, message, param));
+}
+
+HttpReply route(ServerContext& ctx, const HttpRequest& req) {
+  HttpReply r = route_unshared(ctx, req);
+  const HeaderList cors = ctx.cors.reply_headers(req.origin);
+  r.headers.insert(r.headers.end(), cors.begin(), cors.end());
+  return r;
 }
 
 }  // namespace folio::server

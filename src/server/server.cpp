@@ -2,6 +2,7 @@
 #include "server/server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -16,6 +17,7 @@
 #include "base/error.h"
 #include "server/http_session.h"
 #include "server/server_context.h"
+#include "server/tls.h"
 
 namespace folio::server {
 
@@ -25,7 +27,7 @@ using tcp = asio::ip::tcp;
 struct Server::Impl {
   Impl(const ServerConfig& c, const std::vector<ModelSpec>& models,
        const std::vector<VirtualModelSpec>& virtuals, const Logger& l)
-      : ctx(c, models, virtuals, l), acceptor(ioc), retry(ioc) {}
+      : ctx(c, models, virtuals, l), tls(make_tls_context(c)), acceptor(ioc), retry(ioc) {}
 
   void accept() {
     acceptor.async_accept(
@@ -40,15 +42,17 @@ struct Server::Impl {
           }
           boost::system::error_code ignored;
           s.set_option(tcp::no_delay(true), ignored);  // SSE chunks are small; send them now
-          start_session(std::move(s), ctx, gate);
+          start_session(std::move(s), ctx, gate, tls.get());
           accept();
         });
   }
 
-  bool wait_idle(double seconds) {
+  // True when nothing is in flight before `seconds` (or `hurry`, when it
+  // may end the wait) have passed.
+  bool wait_idle(double seconds, bool may_hurry) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (ctx.admission.in_flight() > 0) {
-      if (std::chrono::steady_clock::now() >= until) return false;
+      if (std::chrono::steady_clock::now() >= until || (may_hurry && hurry)) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return true;
@@ -57,12 +61,14 @@ struct Server::Impl {
   // Member order matters: sessions (owned by pending handlers in ioc)
   // reference ctx, so ioc is declared after it and destroyed first.
   ServerContext ctx;
+  std::unique_ptr<asio::ssl::context> tls;  // HTTPS when set
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   asio::io_context ioc;
   tcp::acceptor acceptor;
   asio::steady_timer retry;
   std::vector<std::thread> threads;
   bool running = false;
+  std::atomic<bool> hurry{false};  // end the grace period now (a second signal)
 };
 
 Server::Server(const ServerConfig& config, const std::vector<ModelSpec>& models,
@@ -79,6 +85,14 @@ Server::~Server() {
 
 ServerContext& Server::context() {
   return impl_->ctx;
+}
+
+void Server::hurry() {
+  impl_->hurry = true;
+}
+
+bool Server::tls() const {
+  return impl_->tls != nullptr;
 }
 
 std::uint16_t Server::start() {
@@ -114,12 +128,12 @@ void Server::shutdown(double grace_s) {
     s.acceptor.close(ignored);
     s.retry.cancel();
   });
-  if (!s.wait_idle(grace_s)) {
+  if (!s.wait_idle(grace_s, true)) {
     const auto live = s.ctx.admission.live();
     s.ctx.log.warn("shutdown: aborting " + std::to_string(live.size()) +
                    " requests still running after the grace period");
     for (RequestId id : live) s.ctx.abort_everywhere(id);
-    s.wait_idle(2.0);  // let the aborted streams write their last chunk
+    s.wait_idle(2.0, false);  // let the aborted streams write their last chunk
   }
   s.gate->close();  // engine threads stop posting into ioc
   s.ioc.stop();
@@ -146,14 +160,25 @@ int run_server(const ServerConfig& config, const std::vector<ModelSpec>& models,
   const std::uint16_t port = server.start();
   std::string names;
   for (const auto& n : server.context().names()) names += (names.empty() ? "" : ", ") + n;
-  log.info("serving " + names + " on http://" + config.host + ":" + std::to_string(port) +
+  const char* scheme = server.tls() ? "https" : "http";
+  log.info("serving " + names + " on " + scheme + "://" + config.host + ":" + std::to_string(port) +
            " (OpenAI API under /v1)");
   if (on_listening) on_listening(port);
   signals_ioc.run();
   log.info(std::string("received ") + (received == SIGINT ? "SIGINT" : "SIGTERM") +
            ": finishing in-flight requests (grace " + std::to_string(config.shutdown_grace_s) +
-           " s)");
+           " s; a second signal aborts them)");
+  // A second signal during the grace period aborts what is still running.
+  signals_ioc.restart();
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec) return;
+    log.warn("second signal: aborting in-flight requests");
+    server.hurry();
+  });
+  std::thread second_signal([&] { signals_ioc.run(); });
   server.shutdown(config.shutdown_grace_s);
+  asio::post(signals_ioc, [&] { signals.cancel(); });
+  second_signal.join();
   log.info("server stopped");
   return 0;
 }

@@ -34,7 +34,8 @@ using engine::EngineClient;
 class Server {
  public:
   // All references (and what the specs point to) must outlive the Server.
-  // Throws folio::Error for an inconsistent model list (ServerContext).
+  // Throws folio::Error for an inconsistent model list (ServerContext), bad
+  // API-key or CORS flags, or TLS files that cannot be used (server/tls.h).
   Server(const ServerConfig& config, const std::vector<ModelSpec>& models,
          const std::vector<VirtualModelSpec>& virtual_models, const Logger& log);
   Server(const ServerConfig& config, EngineClient& engine, const ModelContext& model,
@@ -48,7 +49,11 @@ class Server {
   std::uint16_t start();
   // Graceful stop (idempotent); returns when the IO threads have exited.
   void shutdown(double grace_s);
+  // Ends a running shutdown's grace period now (any thread): what is still
+  // in flight is aborted, each client getting its error.
+  void hurry();
   ServerContext& context();
+  bool tls() const;  // serving HTTPS (--ssl-certfile / --ssl-keyfile)
 
  private:
   struct Impl;
@@ -56,7 +61,8 @@ class Server {
 };
 
 // Runs a server until SIGINT or SIGTERM, then shuts down gracefully with
-// cfg.shutdown_grace_s and returns 0. `on_listening` (optional) is called
+// cfg.shutdown_grace_s (a second signal ends the grace period at once) and
+// returns 0. `on_listening` (optional) is called
 // with the bound port once signals are being handled and the socket listens.
 int run_server(const ServerConfig& config, const std::vector<ModelSpec>& models,
                const std::vector<VirtualModelSpec>& virtual_models, const Logger& log,

@@ -27,7 +27,8 @@ ServerContext::ServerContext(const ServerConfig& c, const std::vector<ModelSpec>
                              const std::vector<VirtualModelSpec>& virtual_models, const Logger& l)
     : config(c),
       log(l),
-      api_key(resolve_api_key(c.api_key)),
+      api_keys(resolve_api_keys(c.api_keys, c.api_key_file)),
+      cors(c.allowed_origins),
       admission(c.max_queue),
       started_unix(unix_now()) {
   if (concrete.empty()) throw Error("the server needs at least one model");

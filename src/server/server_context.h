@@ -15,6 +15,8 @@
 #include "base/log.h"
 #include "engine/engine_client.h"
 #include "server/admission.h"
+#include "server/auth.h"
+#include "server/cors.h"
 #include "server/metrics.h"
 #include "server/model_context.h"
 #include "server/route_metrics.h"
@@ -37,10 +39,12 @@ struct ServerContext {
   std::deque<ServedModel> models;      // concrete; models[0] serves requests naming no model
   std::vector<VirtualModel> virtuals;  // routed names (`auto`)
   RouteMetrics route_metrics;
-  std::string api_key;  // resolved: --api-key or $FOLIO_API_KEY
+  ApiKeys api_keys;  // --api-key, --api-key-file or $FOLIO_API_KEY (server/auth.h)
+  CorsPolicy cors;   // --allowed-origins (server/cors.h)
   Admission admission;
-  std::atomic<bool> draining{false};  // shutting down: refuse new work with 503
-  std::int64_t started_unix = 0;      // reported as `created` of the model
+  std::atomic<bool> draining{false};         // shutting down: refuse new work with 503
+  std::atomic<std::int64_t> connections{0};  // open client connections (sessions)
+  std::int64_t started_unix = 0;             // reported as `created` of the model
 
   // What a request's `model` field names: absent or "" -> models[0]; a
   // concrete name -> that model; a virtual name -> the virtual model.

@@ -86,7 +86,7 @@ TEST_F(ServerTest, UnknownModelIs404) {
 
 TEST_F(ServerTest, ApiKeyGuardsEveryV1Route) {
   ServerConfig cfg = default_config();
-  cfg.api_key = "sekret";
+  cfg.api_keys = {"sekret"};
   restart(cfg, default_engine());
   expect_error(get("/v1/models"), 401);
   expect_error(get("/v1/models", {"Authorization: Bearer wrong"}), 401);

@@ -51,8 +51,10 @@ void FakeEngine::finish_sample(RequestId id, std::int32_t sample_index) {
 EngineStats FakeEngine::stats() const {
   std::lock_guard l(mu_);
   EngineStats s;
-  s.num_running = static_cast<std::int32_t>(live_.size());
-  s.num_waiting = 0;
+  // As a real engine reports: at most max_num_seqs run, the rest wait.
+  const auto live = static_cast<std::int32_t>(live_.size());
+  s.num_running = std::min(live, opts_.limits.max_num_seqs);
+  s.num_waiting = live - s.num_running;
   s.kv_cache_usage = static_cast<double>(live_.size()) / 100.0;
   s.num_steps = steps_;
   s.prefix_cache_queries = 100;
