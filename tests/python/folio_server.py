@@ -23,20 +23,22 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running_server(*flags, model=MODEL):
+def running_server(*flags, model=MODEL, tls=None):
     """Yields {"base", "port", "proc"}; after the block, "exit_code" holds the SIGTERM exit code.
-    model=None: no positional model (the flags name them: -m, --config)."""
+    model=None: no positional model (the flags name them: -m, --config).
+    tls: an ssl.SSLContext trusting the server's certificate when the flags turn HTTPS on
+    (then "base" is https://...)."""
     assert model is None or model.exists(), f"{model} missing: run scripts/setup"
     port = free_port()
     positional = [] if model is None else [str(model)]
     proc = subprocess.Popen(
         [FOLIO, "serve", *positional, "--host", "127.0.0.1", "--port", str(port), *flags],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
+    base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
-            with urllib.request.urlopen(base + "/health", timeout=1) as r:
+            with urllib.request.urlopen(base + "/health", timeout=1, context=tls) as r:
                 if r.status == 200:
                     break
         except Exception:

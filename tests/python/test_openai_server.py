@@ -9,6 +9,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import openai
@@ -212,7 +213,13 @@ def test_disconnect_frees_kv_blocks(server):
 def test_health_version_and_metrics_parse(server):
     with urllib.request.urlopen(server["base"] + "/health", timeout=5) as r:
         assert r.status == 200
-    with urllib.request.urlopen(server["base"] + "/version", timeout=5) as r:
+    # Every route but /health and /metrics needs the key when one is set.
+    with pytest.raises(urllib.error.HTTPError) as denied:
+        urllib.request.urlopen(server["base"] + "/version", timeout=5)
+    assert denied.value.code == 401
+    req = urllib.request.Request(server["base"] + "/version",
+                                 headers={"Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(req, timeout=5) as r:
         assert "version" in json.loads(r.read())
     m = metrics(server)
     for name in ["folio:num_requests_running", "folio:num_requests_waiting",
