@@ -1,16 +1,17 @@
 #include "engine/engine_loop.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "base/timer.h"
 
 namespace folio::engine {
 
-EngineLoop::EngineLoop(LLMEngine& engine, StepGate* gate)
+EngineLoop::EngineLoop(LLMEngine& engine, StepGate* gate, double stall_seconds)
     : engine_(engine),
       gate_(gate),
+      stall_seconds_(stall_seconds),
       gate_member_(gate != nullptr ? gate->add_member() : -1),
-      last_progress_(monotonic_seconds()),
       thread_([this] { run(); }) {}
 
 EngineLoop::~EngineLoop() {
@@ -56,14 +57,10 @@ void EngineLoop::finish_sample(RequestId id, std::int32_t index) {
 }
 
 bool EngineLoop::healthy() const {
-  const EngineStats e = engine_.stats();
   const double now = monotonic_seconds();
   std::lock_guard lock(mu_);
-  if (e.num_steps != last_steps_ || (e.num_running == 0 && e.num_waiting == 0)) {
-    last_steps_ = e.num_steps;
-    last_progress_ = now;
-  }
-  return now - last_progress_ < kStallSeconds;
+  if (busy_since_ == 0) return true;  // waiting for work
+  return now - std::max(busy_since_, last_step_end_) < stall_seconds_;
 }
 
 void EngineLoop::run() {
@@ -71,9 +68,11 @@ void EngineLoop::run() {
   while (true) {
     {
       std::unique_lock lock(mu_);
+      if (commands_.empty() && !engine_.has_unfinished()) busy_since_ = 0;
       cv_.wait(lock, [&] { return stop_ || !commands_.empty() || engine_.has_unfinished(); });
       if (stop_) break;
       batch.swap(commands_);
+      if (busy_since_ == 0) busy_since_ = monotonic_seconds();
     }
     for (auto& c : batch) c(engine_);
     batch.clear();
@@ -90,6 +89,8 @@ void EngineLoop::run() {
       }
       engine_.abort_all();
     }
+    std::lock_guard lock(mu_);
+    last_step_end_ = monotonic_seconds();
   }
   // Whatever is still live ends as aborted, so no consumer waits forever.
   std::vector<std::function<void(LLMEngine&)>> rest;

@@ -27,7 +27,10 @@ class EngineLoop final : public EngineClient {
   // `engine` must outlive the loop; from now on only the loop thread touches
   // it. `gate` (optional, outlives the loop): steps are taken in turn with
   // the other loops sharing it (engine/step_gate.h).
-  explicit EngineLoop(LLMEngine& engine, StepGate* gate = nullptr);
+  // `stall_seconds`: how long pending work may go without a completed step
+  // before healthy() turns false (tests shorten it).
+  explicit EngineLoop(LLMEngine& engine, StepGate* gate = nullptr,
+                      double stall_seconds = kStallSeconds);
   ~EngineLoop() override;  // stops the thread; requests still live are aborted
   EngineLoop(const EngineLoop&) = delete;
   EngineLoop& operator=(const EngineLoop&) = delete;
@@ -37,8 +40,11 @@ class EngineLoop final : public EngineClient {
   void abort(RequestId id) override;
   void finish_sample(RequestId id, std::int32_t index) override;
   EngineStats stats() const override { return engine_.stats(); }
-  // Unhealthy when work is pending but the engine has not completed a step
-  // for kStallSeconds.
+  // Unhealthy when the loop has had work for stall_seconds (default
+  // kStallSeconds) without completing a step (wedged in a step, or behind
+  // the StepGate); healthy again once a step completes or it is idle. Read
+  // from the loop itself, not from the engine's published stats, which lag
+  // by a step.
   bool healthy() const override;
 
   // Steps that threw out of the engine (each aborted every live request),
@@ -54,6 +60,7 @@ class EngineLoop final : public EngineClient {
 
   LLMEngine& engine_;
   StepGate* gate_;
+  double stall_seconds_;
   int gate_member_ = -1;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -61,8 +68,10 @@ class EngineLoop final : public EngineClient {
   bool stop_ = false;                                      // guarded by mu_
   std::string last_error_;                                 // guarded by mu_
   int num_errors_ = 0;                                     // guarded by mu_
-  mutable std::uint64_t last_steps_ = 0;                   // guarded by mu_ (progress watch)
-  mutable double last_progress_ = 0;                       // guarded by mu_
+  // The progress watch (healthy()): when the loop last took work after
+  // being idle (0 while idle), and when its last step ended.
+  double busy_since_ = 0;     // guarded by mu_
+  double last_step_end_ = 0;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -117,6 +117,7 @@ class FakeModelRunner final : public ModelRunner {
   int drafts() const { return drafts_; }
 
   void fail_on(int execute_index) { fail_on_ = execute_index; }
+  int executes() const { return executes_; }  // execute() calls so far
   // While paused, execute() waits (a step that takes as long as the test wants).
   void pause(bool p) {
     {
