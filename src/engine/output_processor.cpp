@@ -66,8 +66,13 @@ TextDelta SampleOutput::apply(const SampleDelta& delta) {
     if (stop_token && !include_stop_) break;
     try {
       emit(detok_.push(id), out);
-    } catch (const Error&) {
-      // An id outside the vocabulary is an engine bug; show nothing for it.
+    } catch (const Error& e) {
+      // An engine bug (an id outside the vocabulary): the sample ends here
+      // with the reason, rather than a text with a silent hole.
+      error_ = e.what();
+      finish_ = FinishReason::kError;
+      out.finish = finish_;
+      return out;
     }
   }
   if (!finished() && delta.finish != FinishReason::kNone) {
@@ -88,6 +93,13 @@ OutputProcessor::OutputProcessor(const tokenizer::Tokenizer& tok,
                                  const OutputOptions& options) {
   samples_.reserve(static_cast<std::size_t>(std::max(n, 0)));
   for (std::int32_t k = 0; k < n; ++k) samples_.emplace_back(tok, params, options);
+}
+
+std::string OutputProcessor::error() const {
+  for (const SampleOutput& s : samples_) {
+    if (!s.error().empty()) return s.error();
+  }
+  return {};
 }
 
 std::vector<TextDelta> OutputProcessor::apply(const RequestOutput& out) {

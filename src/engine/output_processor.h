@@ -74,6 +74,10 @@ class SampleOutput {
   bool finished() const { return finish_ != FinishReason::kNone; }
   FinishReason finish_reason() const { return finish_; }
   std::int32_t num_tokens() const { return num_tokens_; }
+  // Why the sample ended with kError here ("" if it did not): a token the
+  // detokenizer cannot turn into text (an id outside the vocabulary, an
+  // engine bug). The sample's text stops there; nothing is silently skipped.
+  const std::string& error() const { return error_; }
 
  private:
   void emit(std::string_view piece, TextDelta& out);
@@ -87,6 +91,7 @@ class SampleOutput {
   FinishReason finish_ = FinishReason::kNone;
   std::int32_t num_tokens_ = 0;
   std::size_t text_offset_;  // bytes of text produced so far (plus the base)
+  std::string error_;
 };
 
 // One engine request's n samples.
@@ -106,6 +111,9 @@ class OutputProcessor {
   }
   std::int32_t n() const { return static_cast<std::int32_t>(samples_.size()); }
   bool finished() const { return finished_; }
+  // The first sample's error (SampleOutput::error), "" when none failed. The
+  // consumer should abort the engine request and report it.
+  std::string error() const;
   // Seconds spent detokenizing and matching stop strings so far (/metrics).
   double detokenize_seconds() const { return seconds_; }
 

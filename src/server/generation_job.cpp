@@ -173,6 +173,10 @@ void GenerationJob::apply(std::size_t e, const engine::RequestOutput& item, std:
   target_.metrics.add_stage_seconds("detokenize", eng.out->detokenize_seconds() - detok_before);
   for (TextDelta& d : deltas) apply_delta(e, std::move(d), out);
   if (!item.error.empty()) error_ = item.error;
+  if (error_.empty() && !eng.out->error().empty()) {
+    error_ = eng.out->error();  // a token without text: stop generating what cannot be shown
+    target_.engine.abort(eng.id);
+  }
   if (item.finished) finish_engine(e, item);
 }
 

@@ -51,6 +51,10 @@ std::string head_of(int status, const std::string& content_type, bool keep_alive
   return h + "\r\n";
 }
 
+// Most reply bytes a session holds while a write to a slow client is in
+// flight (besides that write's own buffer).
+constexpr std::size_t kMaxPendingOutput = 1u << 20;
+
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
@@ -215,6 +219,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       job_.reset();
       response_complete_ = true;
     }
+    // A client that stops reading: the socket's buffers fill, the write in
+    // flight stalls (dropped after --idle-timeout), and output piles up
+    // here. Past the bound the client is taken as gone now.
+    if (writing_ && out_pending_.size() > kMaxPendingOutput) return client_gone();
     flush();
   }
 

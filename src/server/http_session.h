@@ -8,7 +8,9 @@
 // While a job runs, one read is kept pending on the socket: if the client
 // closes it (EOF or reset) or a write fails, the job is cancelled at once,
 // which aborts its engine requests (their KV blocks are freed in the next
-// engine step). Bytes a client pipelines meanwhile are kept for the next read.
+// engine step). So is a client that stops reading: a write that stalls for
+// --idle-timeout, or more than 1 MiB of reply waiting behind it. Bytes a
+// client pipelines meanwhile are kept for the next read.
 // Over TLS the session starts with the handshake (under --request-timeout);
 // a client that does not speak TLS is closed.
 #pragma once

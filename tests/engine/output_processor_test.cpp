@@ -51,6 +51,37 @@ Result run(const std::vector<TokenId>& ids, const sampling::SamplingParams& p,
   return r;
 }
 
+// A token the detokenizer cannot show (an id beyond the vocabulary: an
+// engine bug) ends its sample with kError and the reason; the text before it
+// stands, nothing after it is shown, and the other sample goes on.
+TEST(OutputProcessor, UnknownTokenEndsItsSampleWithAnError) {
+  const auto ids = tok().encode("Hello world");
+  OutputProcessor out(tok(), {}, 2);
+  RequestOutput o;
+  SampleDelta bad, good;
+  bad.index = 0;
+  bad.token_ids = {ids[0], 999999, ids[1]};
+  good.index = 1;
+  good.token_ids = ids;
+  o.samples = {bad, good};
+  const auto deltas = out.apply(o);
+  ASSERT_EQ(deltas.size(), 2u);
+  const std::vector<TokenId> first = {ids[0]};
+  EXPECT_EQ(deltas[0].text, tok().decode(first, {.render_special = false}));
+  EXPECT_EQ(deltas[0].finish, FinishReason::kError);
+  EXPECT_EQ(out.sample(0).finish_reason(), FinishReason::kError);
+  EXPECT_NE(out.sample(0).error().find("999999"), std::string::npos);
+  EXPECT_EQ(out.error(), out.sample(0).error());
+  EXPECT_EQ(deltas[1].text, "Hello world");
+  EXPECT_FALSE(out.sample(1).finished());
+  RequestOutput more;
+  SampleDelta later;
+  later.index = 0;
+  later.token_ids = {ids[1]};
+  more.samples = {later};
+  EXPECT_TRUE(out.apply(more).empty());  // the failed sample shows nothing more
+}
+
 TEST(OutputProcessor, MatchesDecodeWithoutStops) {
   const std::string s = "Hello, wörld! ✓ 日本語 text";
   const auto ids = tok().encode(s);

@@ -187,6 +187,59 @@ TEST_F(ServerTest, ConnectionsBeyondTheCapGet503AndClose) {
   EXPECT_EQ(get("/health").status, 200);
 }
 
+TEST_F(ServerTest, TooManyMessagesIs400NamingTheLimit) {
+  json many = json::array();
+  for (int i = 0; i < 4097; ++i) many.push_back({{"role", "user"}, {"content", "hi"}});
+  const auto r = post("/v1/chat/completions", {{"messages", many}, {"max_tokens", 1}});
+  ASSERT_EQ(r.status, 400);
+  EXPECT_EQ(body_json(r)["error"]["param"], "messages");
+  EXPECT_NE(body_json(r)["error"]["message"].get<std::string>().find("4096"), std::string::npos);
+}
+
+// A client that sends a long streamed request and never reads: the socket
+// buffers fill, the reply backs up in the session, and past its bound the
+// request is aborted (its KV freed) while the server serves everyone else.
+TEST_F(ServerTest, ClientThatStopsReadingIsDroppedAndItsRequestAborted) {
+  ServerConfig cfg = default_config();
+  cfg.idle_timeout_s = 120;  // only the output bound can end this in time
+  FakeEngineOptions o = default_engine();
+  o.step_latency = std::chrono::microseconds(1);
+  o.limits.max_model_len = 1 << 22;
+  restart(cfg, o);
+  HttpClient stalled(port_);
+  const std::string b = json{{"prompt", "x"}, {"max_tokens", 1 << 21}, {"stream", true}}.dump();
+  stalled.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+               std::to_string(b.size()) + "\r\n\r\n" + b);
+  ASSERT_TRUE(engine_->wait_aborted(1, 60s));
+  EXPECT_EQ(engine_->live(), 0u);
+  EXPECT_EQ(post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 3}}).status, 200);
+}
+
+// A token the detokenizer cannot show (an engine bug, injected here as an id
+// beyond the vocabulary) ends that request with a 500 naming it and aborts
+// its generation; a request that never reaches the bad token is untouched.
+TEST_F(ServerTest, DetokenizerErrorFailsOnlyItsRequest) {
+  FakeEngineOptions o = default_engine();
+  o.script = {script_[0], script_[1], 999999, script_[2]};
+  restart(default_config(), o);
+  const auto bad = post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 200}});
+  EXPECT_EQ(bad.status, 500);
+  EXPECT_NE(body_json(bad)["error"]["message"].get<std::string>().find("999999"), std::string::npos)
+      << bad.body;
+  ASSERT_TRUE(engine_->wait_aborted(1, 5s));
+  const auto streamed =
+      post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 200}, {"stream", true}});
+  ASSERT_EQ(streamed.status, 200);
+  const auto ps = sse_payloads(streamed.body);
+  ASSERT_GE(ps.size(), 2u);
+  EXPECT_EQ(ps.back(), "[DONE]");
+  EXPECT_EQ(json::parse(ps[ps.size() - 2])["error"]["code"], 500);
+  const auto good = post("/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}});
+  ASSERT_EQ(good.status, 200);
+  EXPECT_EQ(body_json(good)["choices"][0]["text"], script_text(2));
+  EXPECT_TRUE(engine_->wait_live(0, 5s));
+}
+
 // Sends a completion on `c` without waiting for the reply.
 void send_completion(HttpClient& c, bool stream) {
   const std::string b = json{{"prompt", "x"}, {"max_tokens", 50}, {"stream", stream}}.dump();
