@@ -93,6 +93,13 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
                   "Open connections at once; beyond: 503 and close (default: the open-file "
                   "limit less 64)")
       ->check(CLI::Range(1, 1 << 30));
+  sub->add_option("--max-n", c.max_n, "Largest n (samples per prompt) a request may ask")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  sub->add_option("--max-prompts", c.max_prompts,
+                  "Largest list of prompts in one completions / embeddings request")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
   sub->add_option("--io-threads", c.io_threads, "HTTP IO threads")->capture_default_str();
   sub->add_option("--max-body-bytes", c.max_body_bytes, "Largest request body; beyond: 413")
       ->capture_default_str();

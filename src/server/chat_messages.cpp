@@ -25,8 +25,10 @@ std::string content_text(const json& c, const std::string& at) {
   if (!c.is_array()) bad_param(at, "a string or a list of text parts");
   std::string text;
   for (const auto& part : c) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string()) {
+    // Compared as JSON, not read with value("type", ""), which throws on a
+    // non-string type (a 500 where the client deserves a 400).
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+        !part.contains("text") || !part["text"].is_string()) {
       throw ApiError(400,
                      "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
                      "messages");
@@ -71,6 +73,9 @@ ordered_json read_tool_calls(const json& calls, const std::string& at,
 ordered_json normalize_messages(const json& messages) {
   if (!messages.is_array() || messages.empty())
     bad_param("messages", "a non-empty list of messages");
+  if (messages.size() > kMaxMessages) {
+    bad_param("messages", "a list of at most " + std::to_string(kMaxMessages) + " messages");
+  }
   ordered_json norm = ordered_json::array();
   std::map<std::string, std::string> names_by_id;  // assistant tool calls seen so far
   for (std::size_t i = 0; i < messages.size(); ++i) {

@@ -27,6 +27,11 @@
 
 namespace folio::server {
 
+// Most messages one conversation may hold (beyond: 400 naming `messages`);
+// the prompt's token count (--max-model-len) is the real bound, this one
+// keeps validation and template rendering cheap before tokenizing.
+inline constexpr std::size_t kMaxMessages = 4096;
+
 nlohmann::ordered_json normalize_messages(const nlohmann::json& messages);
 
 // The chat template applied to `messages`; `tools` active (ToolRequest::active)

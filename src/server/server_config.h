@@ -46,8 +46,8 @@ struct ServerConfig {
   double idle_timeout_s = 60;     // --idle-timeout: keep-alive connection with no request
   double request_timeout_s = 30;  // --request-timeout: time to receive one whole request
   double shutdown_grace_s = 30;   // --shutdown-grace: in-flight requests may finish this long
-  std::int32_t max_n = 64;        // largest `n` (samples per prompt) accepted
-  std::int32_t max_prompts = 64;  // largest list of prompts in one completions request
+  std::int32_t max_n = 64;        // --max-n: largest `n` (samples per prompt) accepted
+  std::int32_t max_prompts = 64;  // --max-prompts: largest list of prompts in one request
 };
 
 }  // namespace folio::server
