@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <optional>
 
 #include "base/error.h"
@@ -59,7 +60,7 @@ std::string joined(const Value& v, const std::string& sep, const Value* attribut
   for (const Value& x : iterate(v)) {
     if (!first) out += sep;
     first = false;
-    out += (attribute ? attr_of(x, attribute->str()) : x).to_str();
+    out += (attribute ? attr_of(x, attribute->str()) : x).to_str(lim.max_output_bytes);
     if (out.size() > lim.max_output_bytes) fail("join(): result too large");
   }
   return out;
@@ -221,7 +222,7 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
                                           const Limits& lim) {
   if (name == "trim" || name == "strip") {
     const Value* chars = a.get(0, "chars");
-    return Value::string(py_strip(v.to_str(), true, true,
+    return Value::string(py_strip(v.to_str(lim.max_output_bytes), true, true,
                                   chars && chars->is_string()
                                       ? std::optional<std::string_view>(chars->str())
                                       : std::nullopt));
@@ -232,17 +233,21 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
     }
     return Value::integer(static_cast<std::int64_t>(v.size()));
   }
-  if (name == "upper") return Value::string(py_upper(v.to_str()));
-  if (name == "lower") return Value::string(py_lower(v.to_str()));
-  if (name == "title") return Value::string(py_title(v.to_str()));
-  if (name == "capitalize") return Value::string(py_capitalize(v.to_str()));
-  if (name == "string") return Value::string(v.to_str());
+  if (name == "upper") return Value::string(py_upper(v.to_str(lim.max_output_bytes)));
+  if (name == "lower") return Value::string(py_lower(v.to_str(lim.max_output_bytes)));
+  if (name == "title") return Value::string(py_title(v.to_str(lim.max_output_bytes)));
+  if (name == "capitalize") return Value::string(py_capitalize(v.to_str(lim.max_output_bytes)));
+  if (name == "string") return Value::string(v.to_str(lim.max_output_bytes));
   if (name == "safe") return v;  // no autoescaping in chat templates: a no-op
   if (name == "tojson") {
     const Value* indent = a.get(0, "indent");
-    return Value::string(
-        to_json(v, indent && indent->is_number() ? static_cast<int>(indent->as_int()) : -1,
-                bool_arg(a, 99, "sort_keys", false)));
+    // Clamped to an int: a wider indent fails as too large once a line break is written.
+    const std::int64_t width =
+        indent && indent->is_number()
+            ? std::min<std::int64_t>(indent->as_int(), std::numeric_limits<int>::max())
+            : -1;
+    return Value::string(to_json(v, static_cast<int>(width), bool_arg(a, 99, "sort_keys", false),
+                                 lim.max_output_bytes));
   }
   if (name == "default" || name == "d") {
     const Value* def = a.get(0, "default_value");
@@ -254,7 +259,7 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
     return Value::string(joined(v, str_arg(a, 0, "d", "join", ""), a.get(1, "attribute"), lim));
   }
   if (name == "replace") {
-    return Value::string(py_replace(v.to_str(), str_arg(a, 0, "old", "replace"),
+    return Value::string(py_replace(v.to_str(lim.max_output_bytes), str_arg(a, 0, "old", "replace"),
                                     str_arg(a, 1, "new", "replace"), int_arg(a, 2, "count", -1),
                                     lim.max_output_bytes));
   }
@@ -262,7 +267,7 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
   if (name == "float") {
     if (v.is_number()) return Value::number(v.as_double());
     try {
-      return Value::number(std::stod(v.to_str()));
+      return Value::number(std::stod(v.to_str(lim.max_output_bytes)));
     } catch (const std::exception&) {
       return Value::number(0.0);
     }
@@ -282,7 +287,7 @@ static std::optional<Value> scalar_filter(const std::string& name, const Value& 
     const bool first = bool_arg(a, 1, "first", false);
     const bool blank = bool_arg(a, 2, "blank", false);
     const std::string pad(static_cast<std::size_t>(std::clamp<std::int64_t>(width, 0, 256)), ' ');
-    const auto lines = py_split(v.to_str(), std::string_view("\n"), -1);
+    const auto lines = py_split(v.to_str(lim.max_output_bytes), std::string_view("\n"), -1);
     std::string out;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (i) out += '\n';
@@ -327,8 +332,12 @@ Value apply_filter(const std::string& name, const Value& v, const Args& a, const
   if (name == "map") return do_map(v, a, lim);
   if (name == "sort") return do_sort(v, a);
   if (name == "unique") {
+    // Quadratic (values have no hash): the comparisons count against the loop limit.
+    std::size_t comparisons = 0;
     Value::Array out;
     for (const Value& x : iterate(v)) {
+      comparisons += out.size();
+      if (comparisons > lim.max_loop_iterations) fail("unique(): too many items");
       if (std::none_of(out.begin(), out.end(), [&](const Value& y) { return equals(x, y); }))
         out.push_back(x);
     }
@@ -486,7 +495,7 @@ bool is_global_function(const std::string& name) {
 Value call_global(const std::string& name, const Args& a, const Limits& lim) {
   if (name == "raise_exception") {
     const Value* m = a.get(0, "message");
-    fail("raise_exception: " + (m ? m->to_str() : std::string()));
+    fail("raise_exception: " + (m ? m->to_str(lim.max_output_bytes) : std::string()));
   }
   if (name == "range") {
     std::int64_t start = 0, stop = 0, step = 1;
@@ -499,9 +508,10 @@ Value call_global(const std::string& name, const Args& a, const Limits& lim) {
     }
     if (step == 0) fail("range(): step must not be zero");
     Value::Array out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
       if (out.size() >= lim.max_loop_iterations) fail("range(): too many items");
       out.push_back(Value::integer(i));
+      if (__builtin_add_overflow(i, step, &i)) break;  // past stop near INT64_MAX / MIN
     }
     return Value::array(std::move(out));
   }

@@ -99,6 +99,14 @@ Interpreter::Interpreter(std::string_view source, Limits limits, Value::Object g
   for (auto& [k, v] : globals) scopes_.back()[k] = std::move(v);
 }
 
+Interpreter::~Interpreter() {
+  for (auto& [id, obj] : changed_) {
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : obj.entries()) keys.push_back(k);
+    for (const std::string& k : keys) obj.set(k, Value::none());
+  }
+}
+
 void Interpreter::fail(std::size_t pos, const std::string& msg) const {
   throw Error(kPrefix + msg + " at " + describe_position(source_, pos));
 }
@@ -130,7 +138,7 @@ Interpreter::Flow Interpreter::exec(const Node& n, std::string& out) {
       append(out, n.text, n.pos);
       return Flow::kNormal;
     case Node::Kind::kOutput:
-      append(out, eval(*n.expr).to_str(), n.pos);
+      append(out, eval(*n.expr).to_str(limits_.max_output_bytes), n.pos);
       return Flow::kNormal;
     case Node::Kind::kIf:
       for (const auto& [cond, body] : n.branches) {
@@ -218,6 +226,7 @@ void Interpreter::exec_set(const Node& n) {
     if (!ns.is_object())
       fail(n.pos, "cannot set attribute '" + n.attr + "' on a " + ns.type_name());
     ns.set(n.attr, std::move(v));  // shared dict: visible from every scope, like namespace()
+    changed_.emplace(&ns.entries(), ns);
     return;
   }
   if (n.targets.size() == 1) {
@@ -343,13 +352,23 @@ Value Interpreter::eval_binary(const Expr& e) {
   const Value a = eval(*e.args[0]);
   const Value b = eval(*e.args[1]);
   if (op == "~") {
-    std::string s = a.to_str();
-    s += b.to_str();
+    std::string s = a.to_str(limits_.max_output_bytes);
+    s += b.to_str(limits_.max_output_bytes);
     return Value::string(std::move(s));
   }
   if (op == "+") {
     if (a.is_string() && b.is_string()) return Value::string(a.str() + b.str());
     if (a.is_array() && b.is_array()) {
+      // Capped like a range() (items) and like a string (the bytes of its
+      // strings): `{% set ns.l = ns.l + ns.l %}` doubles a list per iteration.
+      std::size_t bytes = 0;
+      for (const Value* side : {&a, &b}) {
+        for (const Value& x : side->items()) bytes += x.str().size();
+      }
+      if (a.items().size() + b.items().size() > limits_.max_loop_iterations ||
+          bytes > limits_.max_output_bytes) {
+        throw Error("list concatenation result too large");
+      }
       Value::Array items = a.items();
       items.insert(items.end(), b.items().begin(), b.items().end());
       return Value::array(std::move(items));

@@ -22,6 +22,10 @@ namespace folio::chat {
 class Interpreter {
  public:
   Interpreter(std::string_view source, Limits limits, Value::Object globals);
+  // Breaks the reference cycles a render made (see changed_).
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   std::string render(const Body& body);
 
@@ -50,6 +54,11 @@ class Interpreter {
   std::unordered_map<std::string, const Node*> macros_;
   std::size_t iterations_ = 0;
   int macro_depth_ = 0;
+  // The dicts `set obj.attr = v` wrote to, by identity. That statement is
+  // the only way to store a reference into an existing dict or list, so
+  // every cycle (`{% set ns.me = ns %}`), which shared ownership alone would
+  // leak, runs through one of them.
+  std::unordered_map<const void*, Value> changed_;
 };
 
 }  // namespace folio::chat

@@ -1,4 +1,4 @@
-// chat/value.cpp: construction, Python str/repr, equality, JSON output.
+// chat/value.cpp: construction, destruction, Python str/repr, equality, JSON output.
 #include "chat/value.h"
 
 #include <algorithm>
@@ -31,6 +31,36 @@ Value Value::string(std::string s) {
   v.s_ = std::move(s);
   return v;
 }
+
+Value::~Value() {
+  const auto owns_nested = [](const Value& v) {
+    return (v.a_ && v.a_.use_count() == 1 && !v.a_->empty()) ||
+           (v.o_ && v.o_.use_count() == 1 && !v.o_->empty());
+  };
+  if (!owns_nested(*this)) return;
+  std::vector<Value> pending;  // containers whose last owner is being destroyed
+  const auto take_apart = [&pending](Value& v) {
+    if (v.a_ && v.a_.use_count() == 1) {
+      for (Value& x : *v.a_) {
+        if (x.a_ || x.o_) pending.push_back(std::move(x));
+      }
+      v.a_->clear();
+    }
+    if (v.o_ && v.o_.use_count() == 1) {
+      for (auto& [k, x] : *v.o_) {
+        if (x.a_ || x.o_) pending.push_back(std::move(x));
+      }
+      v.o_->clear();
+    }
+  };
+  take_apart(*this);
+  while (!pending.empty()) {
+    Value v = std::move(pending.back());
+    pending.pop_back();
+    take_apart(v);  // v is destroyed empty: no recursion
+  }
+}
+
 Value Value::array(Array a) {
   Value v(Kind::kArray);
   v.a_ = std::make_shared<Array>(std::move(a));
@@ -205,31 +235,53 @@ std::string py_quote(const std::string& s) {
 
 }  // namespace
 
-std::string Value::repr() const {
-  switch (kind_) {
-    case Kind::kString:
-      return py_quote(s_);
-    case Kind::kArray: {
-      std::string out = tuple_ ? "(" : "[";
-      for (std::size_t i = 0; i < a_->size(); ++i) out += (i ? ", " : "") + (*a_)[i].repr();
-      if (tuple_ && a_->size() == 1) out += ",";
-      return out + (tuple_ ? ")" : "]");
+namespace {
+
+// Appends repr(v); `depth` is v's nesting below the value being printed.
+void repr_into(const Value& v, std::size_t max_bytes, int depth, std::string& out) {
+  if (depth > kMaxNesting) throw Error("value nested too deeply to print");
+  // Every list or dict adds at least two bytes, so this also bounds the work.
+  if (out.size() > max_bytes) throw Error("value too large to print");
+  switch (v.kind()) {
+    case Value::Kind::kString:
+      out += py_quote(v.str());
+      return;
+    case Value::Kind::kArray: {
+      out += v.is_tuple() ? "(" : "[";
+      for (std::size_t i = 0; i < v.items().size(); ++i) {
+        if (i > 0) out += ", ";
+        repr_into(v.items()[i], max_bytes, depth + 1, out);
+      }
+      if (v.is_tuple() && v.items().size() == 1) out += ",";
+      out += v.is_tuple() ? ")" : "]";
+      return;
     }
-    case Kind::kObject: {
-      std::string out = "{";
+    case Value::Kind::kObject: {
+      out += "{";
       bool first = true;
-      for (const auto& [k, v] : *o_) {
-        out += (first ? "" : ", ") + py_quote(k) + ": " + v.repr();
+      for (const auto& [k, x] : v.entries()) {
+        out += (first ? "" : ", ") + py_quote(k) + ": ";
+        repr_into(x, max_bytes, depth + 1, out);
         first = false;
       }
-      return out + "}";
+      out += "}";
+      return;
     }
     default:
-      return to_str();
+      out += v.to_str(max_bytes);
   }
 }
 
-std::string Value::to_str() const {
+}  // namespace
+
+std::string Value::repr(std::size_t max_bytes) const {
+  std::string out;
+  repr_into(*this, max_bytes, 0, out);
+  if (out.size() > max_bytes) throw Error("value too large to print");
+  return out;
+}
+
+std::string Value::to_str(std::size_t max_bytes) const {
   switch (kind_) {
     case Kind::kUndefined:
       return "";
@@ -244,7 +296,7 @@ std::string Value::to_str() const {
     case Kind::kString:
       return s_;
     default:
-      return repr();
+      return repr(max_bytes);
   }
 }
 
@@ -270,12 +322,15 @@ const char* Value::type_name() const {
   return "?";
 }
 
-bool equals(const Value& a, const Value& b) {
+namespace {
+
+bool equals_at(const Value& a, const Value& b, int depth) {
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
   }
   if (a.kind() != b.kind()) return false;
+  if (depth > kMaxNesting) throw Error("values nested too deeply to compare");
   switch (a.kind()) {
     case Value::Kind::kUndefined:
     case Value::Kind::kNone:
@@ -285,12 +340,12 @@ bool equals(const Value& a, const Value& b) {
     case Value::Kind::kArray:
       if (a.is_tuple() != b.is_tuple()) return false;  // Python: (1,) != [1]
       return std::equal(a.items().begin(), a.items().end(), b.items().begin(), b.items().end(),
-                        equals);
+                        [&](const Value& x, const Value& y) { return equals_at(x, y, depth + 1); });
     case Value::Kind::kObject: {
       if (a.entries().size() != b.entries().size()) return false;
       for (const auto& [k, v] : a.entries()) {
         const Value* o = b.find(k);
-        if (!o || !equals(v, *o)) return false;
+        if (!o || !equals_at(v, *o, depth + 1)) return false;
       }
       return true;
     }
@@ -299,17 +354,29 @@ bool equals(const Value& a, const Value& b) {
   }
 }
 
-bool less(const Value& a, const Value& b) {
+bool less_at(const Value& a, const Value& b, int depth) {
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();
   }
   if (a.is_string() && b.is_string()) return a.str() < b.str();  // bytewise = code point order
   if (a.is_array() && b.is_array()) {
-    return std::lexicographical_compare(a.items().begin(), a.items().end(), b.items().begin(),
-                                        b.items().end(), less);
+    if (depth > kMaxNesting) throw Error("values nested too deeply to compare");
+    return std::lexicographical_compare(
+        a.items().begin(), a.items().end(), b.items().begin(), b.items().end(),
+        [&](const Value& x, const Value& y) { return less_at(x, y, depth + 1); });
   }
   throw Error(std::string("cannot order ") + a.type_name() + " and " + b.type_name());
+}
+
+}  // namespace
+
+bool equals(const Value& a, const Value& b) {
+  return equals_at(a, b, 0);
+}
+
+bool less(const Value& a, const Value& b) {
+  return less_at(a, b, 0);
 }
 
 namespace {
@@ -352,13 +419,27 @@ void json_string(const std::string& s, std::string& out) {
   out += '"';
 }
 
-void json_write(const Value& v, int indent, bool sort_keys, int depth, std::string& out) {
-  if (depth > 200) throw Error("tojson: value nested too deeply");
-  const std::string nl =
-      indent >= 0 ? "\n" + std::string(static_cast<std::size_t>(indent * (depth + 1)), ' ') : "";
-  const std::string nl_end =
-      indent >= 0 ? "\n" + std::string(static_cast<std::size_t>(indent * depth), ' ') : "";
-  const char* sep = indent >= 0 ? "," : ", ";
+struct JsonStyle {
+  int indent;  // < 0: one line
+  bool sort_keys;
+  std::size_t max_bytes;
+};
+
+// A newline and `level` indents (nothing on one line), refused before it is
+// built when it alone would pass max_bytes (tojson(indent=10**9)).
+std::string json_break(const JsonStyle& st, int level) {
+  if (st.indent < 0) return "";
+  const std::size_t spaces = static_cast<std::size_t>(st.indent) * static_cast<std::size_t>(level);
+  if (spaces > st.max_bytes) throw Error("tojson: result too large");
+  return "\n" + std::string(spaces, ' ');
+}
+
+void json_write(const Value& v, const JsonStyle& st, int depth, std::string& out) {
+  if (depth > kMaxNesting) throw Error("tojson: value nested too deeply");
+  // Every value adds at least one byte, so this also bounds the work on
+  // shared lists ([a, a, ...] nested a few levels).
+  if (out.size() > st.max_bytes) throw Error("tojson: result too large");
+  const char* sep = st.indent >= 0 ? "," : ", ";
   switch (v.kind()) {
     case Value::Kind::kNone:
       out += "null";
@@ -384,12 +465,13 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
         out += "[]";
         return;
       }
+      const std::string nl = json_break(st, depth + 1);
       out += "[";
       for (std::size_t i = 0; i < v.items().size(); ++i) {
         out += i ? sep + nl : nl;
-        json_write(v.items()[i], indent, sort_keys, depth + 1, out);
+        json_write(v.items()[i], st, depth + 1, out);
       }
-      out += nl_end + "]";
+      out += json_break(st, depth) + "]";
       return;
     }
     case Value::Kind::kObject: {
@@ -399,18 +481,19 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
       }
       std::vector<const std::pair<std::string, Value>*> es;
       for (const auto& e : v.entries()) es.push_back(&e);
-      if (sort_keys) {
+      if (st.sort_keys) {
         std::stable_sort(es.begin(), es.end(),
                          [](auto* a, auto* b) { return a->first < b->first; });
       }
+      const std::string nl = json_break(st, depth + 1);
       out += "{";
       for (std::size_t i = 0; i < es.size(); ++i) {
         out += i ? sep + nl : nl;
         json_string(es[i]->first, out);
         out += ": ";
-        json_write(es[i]->second, indent, sort_keys, depth + 1, out);
+        json_write(es[i]->second, st, depth + 1, out);
       }
-      out += nl_end + "}";
+      out += json_break(st, depth) + "}";
       return;
     }
     case Value::Kind::kUndefined:
@@ -420,9 +503,10 @@ void json_write(const Value& v, int indent, bool sort_keys, int depth, std::stri
 
 }  // namespace
 
-std::string to_json(const Value& v, int indent, bool sort_keys) {
+std::string to_json(const Value& v, int indent, bool sort_keys, std::size_t max_bytes) {
   std::string out;
-  json_write(v, indent, sort_keys, 0, out);
+  json_write(v, JsonStyle{indent, sort_keys, max_bytes}, 0, out);
+  if (out.size() > max_bytes) throw Error("tojson: result too large");
   return out;
 }
 

@@ -7,6 +7,7 @@
 // order, like Python's, because tojson output depends on it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -33,6 +34,15 @@ class Value {
   using Object = std::vector<std::pair<std::string, Value>>;
 
   Value() = default;  // undefined
+  Value(const Value&) = default;
+  Value(Value&&) noexcept = default;
+  Value& operator=(const Value&) = default;
+  Value& operator=(Value&&) noexcept = default;
+  // The last owner of a list or dict takes the lists and dicts inside it
+  // apart iteratively: a loop can nest a list a million levels deep
+  // (`{% set ns.l = [ns.l] %}`), which a recursive destructor would
+  // overflow the stack on.
+  ~Value();
   static Value none() { return Value(Kind::kNone); }
   static Value boolean(bool b);
   static Value integer(std::int64_t i);
@@ -69,8 +79,12 @@ class Value {
   std::size_t size() const;  // len(): code points for strings
 
   // Python str() (what {{ }} prints) and repr() (used inside lists/dicts).
-  std::string to_str() const;
-  std::string repr() const;
+  // Lists and dicts are shared, so a few levels of [a, a, ...] print
+  // exponentially many items and a namespace may hold itself: printing
+  // throws folio::Error once the text passes `max_bytes` or the nesting
+  // passes kMaxNesting, instead of exhausting memory or the stack.
+  std::string to_str(std::size_t max_bytes) const;
+  std::string repr(std::size_t max_bytes) const;
 
   const char* type_name() const;
 
@@ -86,8 +100,13 @@ class Value {
   std::shared_ptr<Object> o_;
 };
 
+// Deepest nesting of lists and dicts that printing, comparing and tojson
+// follow (a namespace can be made to hold itself; deeper is an error).
+inline constexpr int kMaxNesting = 200;
+
 // Python ==, and ordering (<) for numbers, strings and lists; ordering other
-// types throws folio::Error (the caller adds the template position).
+// types throws folio::Error (the caller adds the template position), as does
+// nesting deeper than kMaxNesting.
 bool equals(const Value& a, const Value& b);
 bool less(const Value& a, const Value& b);
 
@@ -95,8 +114,9 @@ bool less(const Value& a, const Value& b);
 std::string float_repr(double f);
 
 // json.dumps(v, ensure_ascii=False, indent=indent, sort_keys=sort_keys), as
-// transformers' tojson filter does. indent < 0: single line.
-std::string to_json(const Value& v, int indent, bool sort_keys);
+// transformers' tojson filter does. indent < 0: single line. Throws
+// folio::Error once the text passes `max_bytes` (checked while writing).
+std::string to_json(const Value& v, int indent, bool sort_keys, std::size_t max_bytes);
 
 // Number of UTF-8 code points (Python len() of str).
 std::size_t utf8_length(std::string_view s);

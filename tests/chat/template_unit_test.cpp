@@ -128,6 +128,86 @@ TEST(ChatTemplate, HostileTemplatesHitLimitsNotTheMachine) {
             std::string::npos);
 }
 
+// Found by fuzz/chat_template_fuzz.cpp: lists and dicts are shared by
+// reference, so values can double, repeat and hold themselves.
+TEST(ChatTemplate, SharedValuesHitLimitsNotTheMachine) {
+  Limits small;
+  small.max_loop_iterations = 10'000;
+  small.max_output_bytes = 1 << 16;
+  // Doubling a list: 2^40 items if unbounded.
+  EXPECT_NE(error_of([&] {
+              render(
+                  "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + "
+                  "ns.l %}{% endfor %}",
+                  small);
+            }).find("list concatenation result too large"),
+            std::string::npos);
+  // ... or a list of long strings (each within the limit).
+  EXPECT_NE(error_of([&] {
+              render(
+                  "{% set x = 'x' * 60000 %}{% set ns = namespace(l=[x]) %}{% for i in range(20) "
+                  "%}{% set ns.l = ns.l + ns.l %}{% endfor %}",
+                  small);
+            }).find("list concatenation result too large"),
+            std::string::npos);
+  // Ten levels of ten references to the level below: 10^10 items to print.
+  std::string dag = "{% set l0 = ['xxxxxxxxxx'] %}";
+  for (int i = 1; i <= 10; ++i) {
+    const std::string prev = "l" + std::to_string(i - 1);
+    dag += "{% set l" + std::to_string(i) + " = [";
+    for (int k = 0; k < 10; ++k) dag += (k ? ", " : "") + prev;
+    dag += "] %}";
+  }
+  EXPECT_NE(error_of([&] { render(dag + "{{ l10 }}", small); }).find("value too large to print"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { render(dag + "{{ l10 ~ '' }}", small); }).find("too large"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { render(dag + "{{ l10 | tojson }}", small); }).find("too large"),
+            std::string::npos);
+  // An indent that alone passes the limit (and once overflowed an int).
+  EXPECT_NE(error_of([&] {
+              render("{{ [[1]] | tojson(indent=1073741824) }}", small);
+            }).find("tojson: result too large"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              render("{{ [1, 2, 3, 4] | tojson(indent=100000000) }}", small);
+            }).find("tojson: result too large"),
+            std::string::npos);
+  EXPECT_EQ(render("{{ [] | tojson(indent=100000000) }}", small), "[]");
+  EXPECT_EQ(render("{{ [1] | tojson(indent=2) }}", small), "[\n  1\n]");
+  // A namespace holding itself: printed, compared or dumped, it is an error,
+  // not a stack overflow; and its cycle is freed after the render (the ASan
+  // build's leak check would report it otherwise).
+  const std::string cycle = "{% set ns = namespace(a=1) %}{% set ns.me = ns %}";
+  EXPECT_NE(error_of([&] { render(cycle + "{{ ns }}"); }).find("nested too deeply to print"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { render(cycle + "{{ ns == ns }}"); }).find("nested too deeply"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { render(cycle + "{{ ns | tojson }}"); }).find("nested too deeply"),
+            std::string::npos);
+  EXPECT_EQ(render(cycle + "{{ ns.a }}{{ ns.me.me.a }}"), "11");
+  // Lists nested 100,000 levels deep (within the default loop limit): freed
+  // without recursion, refused when printed or compared.
+  const std::string deep =
+      "{% set ns = namespace(l=[], m=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+      "{% set ns.m = [ns.m] %}{% endfor %}";
+  EXPECT_EQ(render(deep + "ok"), "ok");
+  EXPECT_NE(error_of([&] { render(deep + "{{ ns.l }}"); }).find("nested too deeply to print"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { render(deep + "{{ ns.l == ns.m }}"); }).find("nested too deeply"),
+            std::string::npos);
+  // unique() compares every pair: 5000 distinct items are 12.5M comparisons.
+  EXPECT_NE(error_of([&] {
+              render("{{ range(5000) | unique | length }}", small);
+            }).find("unique(): too many items"),
+            std::string::npos);
+  EXPECT_EQ(render("{{ [1, 2, 1, 2.0, 3] | unique | list }}", small), "[1, 2, 3]");
+  // range() near the end of int64 stops instead of overflowing.
+  EXPECT_EQ(render("{% for i in range(9223372036854775800, 9223372036854775807, 5) %}{{ i }};{% "
+                   "endfor %}"),
+            "9223372036854775800;9223372036854775805;");
+}
+
 TEST(ChatTemplate, MessageVectorApiAndNullKeysDropped) {
   ChatTemplate t(
       "{% for m in messages %}{{ m.role }}:{{ m.content }}{% if 'name' in m %}({{ m.name }}){% "
