@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # fuzz/run.sh SECONDS: build the fuzzers with clang in build/fuzz, seed their
-# corpora with small valid inputs, and fuzz: the GGUF reader for SECONDS, the
-# safetensors / config.json readers and the output constraints (GBNF, JSON
-# Schema, regex) for SECONDS / 2 each; print the numbers.
+# corpora with small valid inputs, and fuzz: the GGUF reader for SECONDS, then
+# for SECONDS / 2 each the safetensors / config.json readers, the output
+# constraints (GBNF, JSON Schema, regex), hostile input to the server (the HTTP
+# request path through route(), the OpenAI request parsers), chat templates
+# and the tokenizer; print the numbers. (SECONDS=60: 5 minutes of fuzzing.)
 # Exits non-zero when a fuzzer finds a crash, leak, timeout or OOM (the input
 # is saved as build/fuzz/artifacts/<target>-crash-* etc.).
 set -euo pipefail
@@ -15,7 +17,8 @@ if [[ ! -f $build/build.ninja ]]; then
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFOLIO_FUZZ=ON -DFOLIO_BUILD_TESTS=OFF -DFOLIO_NATIVE=OFF
 fi
-ninja -C "$build" -j"$jobs" gguf_fuzz gguf_make_corpus safetensors_fuzz grammar_fuzz
+ninja -C "$build" -j"$jobs" gguf_fuzz gguf_make_corpus safetensors_fuzz grammar_fuzz http_fuzz \
+  openai_request_fuzz chat_template_fuzz tokenizer_fuzz
 
 mkdir -p "$build/corpus" "$build/st_corpus" "$build/artifacts"
 "$build/fuzz/gguf_make_corpus" "$build/corpus"
@@ -39,6 +42,75 @@ printf '\x01{"type":"object","properties":{"a":{"type":"integer","minimum":-5},"
 printf '\x01{"maximum":3E333}' > "$build/grammar_corpus/schema_overflow"
 printf '\x02(ab|c)+[0-9]{2,4}\\.?[^x]*' > "$build/grammar_corpus/regex"
 printf '\x03yes\nno\nmaybe' > "$build/grammar_corpus/choice"
+
+# HTTP seeds: one connection's bytes each (http_fuzz.cpp; the API key is sk-fuzz).
+mkdir -p "$build/http_corpus"
+http_post() {  # http_post PATH BODY [HEADER LINES]: one POST with a Content-Length
+  local LC_ALL=C
+  printf 'POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-fuzz\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s' \
+    "$1" "${3:-}" "${#2}" "$2"
+}
+chat='{"messages":[{"role":"user","content":"hello world"}],"max_tokens":4}'
+http_post /v1/chat/completions "$chat" > "$build/http_corpus/chat"
+http_post /v1/chat/completions '{"model":"auto","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"the name 123"}],"logprobs":true,"top_logprobs":2}' \
+  > "$build/http_corpus/chat_stream_auto"
+http_post /v1/chat/completions '{"model":"large","messages":[{"role":"user","content":"<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}]}' \
+  > "$build/http_corpus/chat_tools"
+http_post /v1/chat/completions '{"model":"cascade","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}' \
+  > "$build/http_corpus/chat_cascade"
+{
+  http_post /v1/completions '{"model":"small","prompt":["hello","world"],"n":2,"stop":["o"],"echo":true}'
+  http_post /v1/embeddings '{"input":["hello world","the name"],"encoding_format":"base64"}'
+  http_post /tokenize '{"prompt":"hello world"}'
+  printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-fuzz\r\n\r\n'
+  printf 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+} > "$build/http_corpus/pipelined"
+body='{"prompt":[1,2,3,4],"max_tokens":3,"stream":true}'
+printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-fuzz\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%x;ext=1\r\n%s\r\n0\r\n\r\n' \
+  16 "${body:0:16}" $((${#body} - 16)) "${body:16}" > "$build/http_corpus/chunked"
+printf 'OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAuthorization: Bearer sk-fuzz\r\n\r\n' \
+  > "$build/http_corpus/cors"
+
+# OpenAI request seeds: byte 0 picks the parser (0 chat, 1 completion, 2
+# embedding) and the model (+4: the tools template); the rest is the body.
+mkdir -p "$build/openai_corpus"
+printf '\x00%s' "$chat" > "$build/openai_corpus/chat"
+printf '\x04%s' '{"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"2"}],"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}}}],"tool_choice":"required","parallel_tool_calls":false}' \
+  > "$build/openai_corpus/chat_tools"
+printf '\x00%s' '{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"b":{"type":"boolean"}}}}},"temperature":0.5,"top_p":0.9,"top_k":5,"seed":1,"logit_bias":{"5":-100},"stop_token_ids":[1]}' \
+  > "$build/openai_corpus/chat_schema"
+printf '\x01%s' '{"model":"fuzz-model","prompt":"the name","max_tokens":5,"logprobs":2,"stop":"x","guided_regex":"[a-z]+","min_tokens":1,"attention_window":64,"attention_sinks":4}' \
+  > "$build/openai_corpus/completion"
+printf '\x01%s' '{"prompt":[[1,2],[3,4]],"n":2,"stream":true,"stream_options":{"include_usage":true},"guided_choice":["a","b"]}' \
+  > "$build/openai_corpus/completion_ids"
+printf '\x02%s' '{"input":["hello","world"],"encoding_format":"float","dimensions":8}' \
+  > "$build/openai_corpus/embedding"
+printf '\x06%s' '{"messages":[{"role":"user","content":"hi"}],"add_generation_prompt":true}' \
+  > "$build/openai_corpus/embedding_chat"
+
+# Chat template seeds: the built-in templates, the golden-test templates
+# (tests/data/chat/goldens.json) and a few that test the limits.
+mkdir -p "$build/chat_corpus"
+cp "$root"/src/chat/templates/*.jinja "$build/chat_corpus/"
+if command -v python3 > /dev/null; then
+  python3 - "$root/tests/data/chat/goldens.json" "$build/chat_corpus" <<'PY'
+import json, sys
+for name, text in json.load(open(sys.argv[1]))["templates"].items():
+    open(f"{sys.argv[2]}/golden_{name}.jinja", "w").write(text)
+PY
+fi
+printf '%s' "{% set ns = namespace(l=[1]) %}{% for i in range(3) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | tojson(indent=2) }}" \
+  > "$build/chat_corpus/shared_lists.jinja"
+printf '%s' "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{{ n }}{% endmacro %}{{ f(3) }}{{ 'ab' * 3 }}{{ range(0, 10, 3) | list }}" \
+  > "$build/chat_corpus/macro.jinja"
+
+# Tokenizer seeds: byte 0 picks the tokenizer (0-7 BPE, 8-11 SentencePiece),
+# byte 1 the options (1 add_special, 2 parse_special); the rest is the text.
+mkdir -p "$build/tokenizer_corpus"
+printf '\x00\x00Hello world, the "name": 123 \xc3\xa9\xe4\xb8\xad \xf0\x9f\x98\x80\n\n  x' > "$build/tokenizer_corpus/bpe"
+printf '\x02\x03<|im_start|>user\nhi<|im_end|><tool_call>x</tool_call>\xff\xfe' > "$build/tokenizer_corpus/bpe_special"
+printf '\x08\x00 the cat in  an inn, \xc3\xa9!\n' > "$build/tokenizer_corpus/spm"
+printf '\x09\x02<s>the</s>  \xe4\xb8\xad\x80' > "$build/tokenizer_corpus/spm_special"
 
 status=0
 fuzz_one() {  # fuzz_one TARGET CORPUS SECONDS [libFuzzer flags...]
@@ -64,4 +136,9 @@ fuzz_one() {  # fuzz_one TARGET CORPUS SECONDS [libFuzzer flags...]
 fuzz_one gguf_fuzz "$build/corpus" "$seconds" -dict="$root/fuzz/gguf.dict"
 fuzz_one safetensors_fuzz "$build/st_corpus" "$(((seconds + 1) / 2))"
 fuzz_one grammar_fuzz "$build/grammar_corpus" "$(((seconds + 1) / 2))"
+fuzz_one http_fuzz "$build/http_corpus" "$(((seconds + 1) / 2))" -dict="$root/fuzz/http.dict"
+fuzz_one openai_request_fuzz "$build/openai_corpus" "$(((seconds + 1) / 2))" \
+  -dict="$root/fuzz/openai.dict"
+fuzz_one chat_template_fuzz "$build/chat_corpus" "$(((seconds + 1) / 2))" -dict="$root/fuzz/jinja.dict"
+fuzz_one tokenizer_fuzz "$build/tokenizer_corpus" "$(((seconds + 1) / 2))"
 exit "$status"
