@@ -66,9 +66,13 @@ std::optional<std::int64_t> Fields::integer(const char* name, std::int64_t lo, s
   } else if (v->is_number_integer()) {
     x = v->get<std::int64_t>();
   } else if (v->is_number_float()) {
+    // An integer literal past int64 parses as a double that may round onto
+    // the bound (-9223372036854775809 -> -2^63), and 2^63 itself does not
+    // convert: no double of that magnitude is taken (found by schemathesis).
     const double d = v->get<double>();
-    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
-        d > static_cast<double>(hi)) {
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) >= kTwo63 ||
+        d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
       bad_param(name, range);
     }
     x = static_cast<std::int64_t>(d);

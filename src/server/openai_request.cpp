@@ -81,6 +81,12 @@ void read_sampling(Fields& f, GenerationRequest& r, const ModelContext& model) {
       throw ApiError(400, "stream_options can only be set when stream is true", "stream_options");
     Fields sf(*so);
     if (auto v = sf.boolean("include_usage")) r.include_usage = *v;
+    // Refused like any field folio does not implement (vLLM's
+    // continuous_usage_stats among them), never ignored.
+    if (const auto unknown = sf.unread(); !unknown.empty()) {
+      const std::string name = "stream_options." + unknown.front();
+      throw ApiError(400, "unsupported field '" + name + "': folio does not implement it", name);
+    }
   }
   f.string("user");  // accepted, unused
 }

@@ -76,5 +76,18 @@ TEST_F(ServerTest, ChatTemplateErrorsAre400) {
             std::string::npos);
 }
 
+// A content part whose "type" is not a string is the client's error (found by
+// schemathesis against /openapi.json: it was a 500).
+TEST_F(ServerTest, ContentPartOfWrongTypeIs400) {
+  for (const json& type : {json::object(), json(5), json(nullptr), json::array()}) {
+    const json messages = {{{"role", "user"}, {"content", {{{"type", type}, {"text", "hi"}}}}}};
+    for (const char* path : {"/v1/chat/completions", "/tokenize"}) {
+      const auto r = post(path, {{"messages", messages}});
+      EXPECT_EQ(r.status, 400) << path << " " << type.dump() << ": " << r.body;
+      EXPECT_EQ(body_json(r)["error"]["param"], "messages") << r.body;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace folio::server::testing

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "server/api_error.h"
 
 namespace folio::server {
@@ -57,6 +59,16 @@ TEST(JsonFields, TypedReads) {
   Fields g(j);
   g.integer("i", 0, 10);
   EXPECT_EQ(g.unread().size(), 8u);
+  // Past int64, a literal parses as a double rounding onto the bound: refused, never clamped.
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const auto edges = parse_body(R"({"below": -9223372036854775809, "above": 9223372036854775808.0,
+                                   "min": -9223372036854775808, "max": 9223372036854775807})");
+  Fields e(edges);
+  EXPECT_EQ(status_of([&] { e.integer("below", kMin, kMax); }), 400);
+  EXPECT_EQ(status_of([&] { e.integer("above", kMin, kMax); }), 400);
+  EXPECT_EQ(e.integer("min", kMin, kMax), kMin);
+  EXPECT_EQ(e.integer("max", kMin, kMax), kMax);
   // A null field asks for nothing: it is never unread.
   const auto n = parse_body(R"({"a": null, "b": 1})");
   EXPECT_EQ(Fields(n).unread(), (std::vector<std::string>{"b"}));

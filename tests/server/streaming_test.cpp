@@ -66,6 +66,28 @@ TEST_F(ServerTest, ChatStreamFirstChunkCarriesRoleAndUsageComesLast) {
   EXPECT_EQ(usage["usage"]["total_tokens"], usage["usage"]["prompt_tokens"].get<int>() + 4);
 }
 
+// An unknown stream_options key is refused by name like any unimplemented
+// field (found by schemathesis against /openapi.json: it was ignored).
+TEST_F(ServerTest, UnknownStreamOptionIsRefused) {
+  const json stream = {
+      {"max_tokens", 2},
+      {"stream", true},
+      {"stream_options", {{"include_usage", true}, {"continuous_usage_stats", true}}}};
+  json completion = stream;
+  completion["prompt"] = "x";
+  json chat = stream;
+  chat["messages"] = {{{"role", "user"}, {"content", "x"}}};
+  for (const auto& [path, body] :
+       {std::pair{"/v1/completions", completion}, std::pair{"/v1/chat/completions", chat}}) {
+    const auto r = post(path, body);
+    EXPECT_EQ(r.status, 400) << path << ": " << r.body;
+    EXPECT_EQ(body_json(r)["error"]["param"], "stream_options.continuous_usage_stats") << r.body;
+  }
+  completion["stream_options"] = {{"continuous_usage_stats", nullptr}};  // null asks for nothing
+  const auto ok = post("/v1/completions", completion);
+  EXPECT_EQ(ok.status, 200) << ok.body;
+}
+
 TEST_F(ServerTest, StreamNeverLeaksStopStringPrefix) {
   // Stop "fox jumps" spans tokens; " fox" must never be sent before the match.
   const auto evs =
