@@ -23,5 +23,7 @@ HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_health(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_version(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_metrics(ServerContext& ctx, const HttpRequest& req);
+// GET /openapi.json (handlers_openapi.cpp).
+HttpReply handle_openapi(ServerContext& ctx, const HttpRequest& req);
 
 }  // namespace folio::server

@@ -29,6 +29,7 @@ constexpr Route kRoutes[] = {
     {"/health", "GET", handle_health},
     {"/version", "GET", handle_version},
     {"/metrics", "GET", handle_metrics},
+    {"/openapi.json", "GET", handle_openapi},
 };
 
 std::string_view path_of(std::string_view target) {
