@@ -84,15 +84,26 @@ HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req) {
   const ModelContext& model = target.model;
   Stopwatch sw;
   std::vector<TokenId> ids;
+  // Every field is read or refused: prompt or messages (not both), and
+  // add_generation_prompt only with messages.
   if (const json* messages = f.get("messages")) {
+    if (f.get("prompt")) {
+      throw ApiError(400, "give either prompt or messages, not both", "prompt");
+    }
     const bool gen = f.boolean("add_generation_prompt").value_or(true);
     const bool special = f.boolean("add_special_tokens").value_or(false);
+    f.refuse_unread();
     const std::string text = render_chat(*messages, model, gen);
     ids = model.tokenizer->encode(text, {.add_special = special, .parse_special = true});
   } else {
     const auto prompt = f.string("prompt");
     if (!prompt) bad_param("prompt", "a string (or send 'messages')");
+    if (f.get("add_generation_prompt")) {
+      throw ApiError(400, "add_generation_prompt is read only with messages",
+                     "add_generation_prompt");
+    }
     const bool special = f.boolean("add_special_tokens").value_or(true);
+    f.refuse_unread();
     ids = model.tokenizer->encode(*prompt, {.add_special = special, .parse_special = true});
   }
   target.metrics.add_stage_seconds("tokenize", sw.seconds());
@@ -107,6 +118,7 @@ HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req) {
   ServedModel& target = ctx.concrete(f.string("model"));
   const json* tokens = f.get("tokens");
   if (!tokens || !tokens->is_array()) bad_param("tokens", "a list of token ids");
+  f.refuse_unread();
   const auto ids = token_ids(*tokens, "tokens", target.model.vocab_size);
   Stopwatch sw;
   const std::string text = target.model.tokenizer->decode(ids);

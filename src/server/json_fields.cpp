@@ -145,6 +145,17 @@ std::vector<std::int32_t> Fields::int_list(const char* name, std::int32_t lo, st
   return out;
 }
 
+void Fields::refuse_unread() const {
+  const std::vector<std::string> unknown = unread();
+  if (unknown.empty()) return;
+  std::string names;
+  for (const std::string& n : unknown) names += (names.empty() ? "'" : ", '") + n + "'";
+  throw ApiError(400,
+                 "unsupported request field" + std::string(unknown.size() > 1 ? "s " : " ") +
+                     names + ": folio does not implement " + (unknown.size() > 1 ? "them" : "it"),
+                 unknown.front());
+}
+
 std::vector<std::string> Fields::unread() const {
   std::vector<std::string> out;
   for (const auto& [k, v] : obj_.items()) {

@@ -42,6 +42,9 @@ class Fields {
   // Names present (not null) in the object but never asked for: fields the
   // caller does not implement, which it refuses.
   std::vector<std::string> unread() const;
+  // Throws ApiError(400) naming the unread fields, if any: a field folio
+  // does not implement is refused, never ignored.
+  void refuse_unread() const;
 
  private:
   const nlohmann::json& obj_;

@@ -108,15 +108,7 @@ void finish(Fields& f, GenerationRequest& r, std::optional<std::int64_t> max_tok
   if (r.want_logprobs) r.params.logprobs = r.top_logprobs;
   // A field folio does not implement is refused, never ignored: the client
   // would believe it got what it asked for. (null asks for nothing.)
-  const std::vector<std::string> unknown = f.unread();
-  if (!unknown.empty()) {
-    std::string names;
-    for (const std::string& n : unknown) names += (names.empty() ? "'" : ", '") + n + "'";
-    throw ApiError(400,
-                   "unsupported request field" + std::string(unknown.size() > 1 ? "s " : " ") +
-                       names + ": folio does not implement " + (unknown.size() > 1 ? "them" : "it"),
-                   unknown.front());
-  }
+  f.refuse_unread();
 }
 
 void add_prompt(GenerationRequest& r, std::vector<TokenId> ids, const ModelContext& model,

@@ -46,6 +46,27 @@ TEST_F(ServerTest, Version) {
   EXPECT_TRUE(body_json(r)["version"].is_string());
 }
 
+// Every field of /tokenize and /detokenize is read or refused, never ignored.
+TEST_F(ServerTest, TokenizeRefusesWhatItWouldIgnore) {
+  const json msgs = json::array({{{"role", "user"}, {"content", "hi"}}});
+  const auto both = post("/tokenize", {{"prompt", "hi"}, {"messages", msgs}});
+  EXPECT_EQ(both.status, 400);
+  EXPECT_EQ(body_json(both)["error"]["param"], "prompt");
+  const auto gen = post("/tokenize", {{"prompt", "hi"}, {"add_generation_prompt", true}});
+  EXPECT_EQ(gen.status, 400);
+  EXPECT_EQ(body_json(gen)["error"]["param"], "add_generation_prompt");
+  const auto extra = post("/tokenize", {{"prompt", "hi"}, {"return_token_strs", true}});
+  EXPECT_EQ(extra.status, 400);
+  EXPECT_EQ(body_json(extra)["error"]["param"], "return_token_strs");
+  const auto chat_extra = post("/tokenize", {{"messages", msgs}, {"tools", json::array()}});
+  EXPECT_EQ(chat_extra.status, 400);
+  EXPECT_EQ(body_json(chat_extra)["error"]["param"], "tools");
+  const auto detok = post("/detokenize", {{"tokens", {1, 2}}, {"skip_special_tokens", true}});
+  EXPECT_EQ(detok.status, 400);
+  EXPECT_EQ(body_json(detok)["error"]["param"], "skip_special_tokens");
+  EXPECT_EQ(post("/tokenize", {{"messages", msgs}, {"add_generation_prompt", false}}).status, 200);
+}
+
 TEST_F(ServerTest, TokenizeAndDetokenizeRoundTrip) {
   const auto t = post("/tokenize", {{"prompt", "Hello world"}});
   ASSERT_EQ(t.status, 200) << t.body;
