@@ -12,8 +12,8 @@
 // from the bytes left; a parse error, an incomplete message or
 // "Connection: close" ends the connection. At most kMaxMessages per input.
 //
-// The message -> HttpRequest mapping is a copy of Session::on_body (it is
-// private to http_session.cpp); keep the two alike.
+// The message -> HttpRequest mapping is the session's own
+// (server/beast_request.h).
 //
 // Findings beyond ASan / UBSan: a 500 (the router's "folio bug": an
 // exception other than ApiError escaped a handler), a job that does not
@@ -35,6 +35,7 @@
 
 #include "base/log.h"
 #include "fuzz_model.h"
+#include "server/beast_request.h"
 #include "server/http_types.h"
 #include "server/router.h"
 #include "server/server_context.h"
@@ -45,7 +46,6 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 using folio::server::HttpReply;
-using folio::server::HttpRequest;
 
 constexpr int kMaxMessages = 8;
 constexpr int kMaxPolls = 8;
@@ -179,20 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!read_part(parser, rest, false) || !read_part(parser, rest, true)) break;
     auto msg = parser.release();
     const bool keep_alive = msg.keep_alive();
-    // Session::on_body's mapping.
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    if (auto it = msg.find(http::field::authorization); it != msg.end()) {
-      req.authorization = std::string(it->value());
-    }
-    if (auto it = msg.find(http::field::origin); it != msg.end()) req.origin = it->value();
-    if (auto it = msg.find(http::field::access_control_request_method); it != msg.end()) {
-      req.cors_request_method = it->value();
-    }
-    req.body = std::move(msg.body());
-
-    HttpReply reply = folio::server::route(*s.ctx, req);
+    HttpReply reply = folio::server::route(*s.ctx, folio::server::to_http_request(std::move(msg)));
     if (reply.status == 500) __builtin_trap();  // an exception other than ApiError escaped
     if (!clean_header(reply.content_type)) __builtin_trap();
     check_headers(reply.headers);

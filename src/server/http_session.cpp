@@ -20,6 +20,7 @@
 #include <string>
 
 #include "server/api_error.h"
+#include "server/beast_request.h"
 #include "server/router.h"
 #include "server/sse.h"
 
@@ -152,18 +153,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     lowest().expires_never();
     auto msg = parser_->release();
     keep_alive_ = msg.keep_alive() && !ctx_.draining;
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
-    if (auto it = msg.find(http::field::authorization); it != msg.end()) {
-      req.authorization = std::string(it->value());
-    }
-    if (auto it = msg.find(http::field::origin); it != msg.end()) req.origin = it->value();
-    if (auto it = msg.find(http::field::access_control_request_method); it != msg.end()) {
-      req.cors_request_method = it->value();
-    }
-    req.body = std::move(msg.body());
-    HttpReply reply = route(ctx_, req);
+    HttpReply reply = route(ctx_, to_http_request(std::move(msg)));
     if (!reply.job) {
       queue(
           head_of(reply.status, reply.content_type, keep_alive_, reply.headers, reply.body.size()) +
