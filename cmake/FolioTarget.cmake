@@ -60,10 +60,13 @@ endfunction()
 
 # folio_test(<name> SOURCES ... DEPS ... [LABELS ...]): a GoogleTest executable
 # registered with CTest. Label `slow` marks tests that scripts/test runs in
-# the release build only (not again under the sanitizers).
+# the release build only (not again under the sanitizers). Every test joins
+# the target `folio_tests` (tests/CMakeLists.txt), which builds the tests and
+# what they link, not the CLI or the benchmarks.
 function(folio_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY FOLIO_TEST_TARGETS ${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
       FOLIO_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
