@@ -24,7 +24,8 @@ std::string content_text(const json& c, const std::string& at) {
   if (c.is_string()) return c.get<std::string>();
   if (!c.is_array()) bad_param(at, "a string or a list of text parts");
   std::string text;
-  for (const auto& part : c) {
+  for (std::size_t j = 0; j < c.size(); ++j) {
+    const json& part = c[j];
     // Compared as JSON, not read with value("type", ""), which throws on a
     // non-string type (a 500 where the client deserves a 400).
     if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
@@ -33,6 +34,7 @@ std::string content_text(const json& c, const std::string& at) {
                      "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported",
                      "messages");
     }
+    refuse_other_keys(part, at + "[" + std::to_string(j) + "]", {"type", "text"});
     text += part["text"].get<std::string>();
   }
   return text;
@@ -46,6 +48,14 @@ ordered_json read_tool_calls(const json& calls, const std::string& at,
     const std::string c_at = at + "[" + std::to_string(j) + "]";
     const json& c = calls[j];
     if (!c.is_object()) bad_param(c_at, "an object {\"id\", \"type\": \"function\", \"function\"}");
+    // `index` is what a streamed delta numbers its call with; clients that
+    // rebuild the message from deltas send it back. The list's order is the
+    // calls' order, so an index must agree with the position.
+    refuse_other_keys(c, c_at, {"id", "type", "function", "index"});
+    if (const json* index = member(c, "index");
+        index && !(index->is_number_integer() && *index == j)) {
+      bad_param(c_at + ".index", "the call's position in the list (" + std::to_string(j) + ")");
+    }
     const json* id = member(c, "id");
     if (!id || !id->is_string()) bad_param(c_at + ".id", "a string");
     if (const json* t = member(c, "type"); t && *t != "function")
@@ -53,6 +63,7 @@ ordered_json read_tool_calls(const json& calls, const std::string& at,
     const json* fn = member(c, "function");
     if (!fn || !fn->is_object())
       bad_param(c_at + ".function", "an object with 'name' and 'arguments'");
+    refuse_other_keys(*fn, c_at + ".function", {"name", "arguments"});
     const json* name = member(*fn, "name");
     if (!name || !name->is_string()) bad_param(c_at + ".function.name", "a string");
     const json* args = member(*fn, "arguments");
@@ -90,13 +101,29 @@ ordered_json normalize_messages(const json& messages) {
       throw ApiError(400, "unsupported message role '" + rs + "' (system, user, assistant, tool)",
                      "messages");
     }
+    // What each role takes (OpenAI's message objects, as far as folio
+    // implements them); anything else is refused by name, never dropped.
+    if (rs == "assistant") {
+      refuse_other_keys(m, at, {"role", "content", "name", "tool_calls"});
+    } else if (rs == "tool") {
+      refuse_other_keys(m, at, {"role", "content", "tool_call_id", "name"});
+    } else {
+      refuse_other_keys(m, at, {"role", "content", "name"});
+    }
     const json* content = member(m, "content");
     const json* calls = rs == "assistant" ? member(m, "tool_calls") : nullptr;
     if (!content && rs != "assistant") bad_param("messages", "objects with 'content'");
     ordered_json out = {{"role", rs == "developer" ? "system" : rs},
                         {"content", content ? content_text(*content, at + ".content") : ""}};
     if (calls) out["tool_calls"] = read_tool_calls(*calls, at + ".tool_calls", names_by_id);
-    if (rs == "tool") {
+    if (rs != "tool") {
+      // A participant's name goes to the chat template as the message's
+      // `name`, as in vLLM; the template decides whether the prompt shows it.
+      if (const json* name = member(m, "name")) {
+        if (!name->is_string()) bad_param(at + ".name", "a string");
+        out["name"] = *name;
+      }
+    } else {
       const json* id = member(m, "tool_call_id");
       if (!id || !id->is_string()) bad_param(at + ".tool_call_id", "a string");
       out["tool_call_id"] = *id;

@@ -10,7 +10,11 @@
 //     such as Qwen2.5's and Hermes' write `tool_call.arguments | tojson`,
 //     which expects a dict), else as the string sent;
 //   - "tool" messages with "tool_call_id" and "name" (given, or the name of
-//     the assistant call with that id).
+//     the assistant call with that id);
+//   - "name" on the other roles as given (the participant's name; whether the
+//     prompt shows it is the template's choice, as in vLLM).
+// Any other key of a message, a content part, a tool call or its function is
+// refused, never dropped (`index` on a tool call must equal its position).
 // Errors are ApiError(400) naming the field ("messages[2].tool_call_id").
 //
 // render_chat applies the model's template: one that reads `tools` gets the

@@ -1,6 +1,7 @@
 // server/json_fields.cpp: bounded parsing and typed access for request bodies.
 #include "server/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "server/api_error.h"
@@ -43,6 +44,19 @@ nlohmann::ordered_json parse_body_ordered(std::string_view body) {
 
 void bad_param(const std::string& name, const std::string& what) {
   throw ApiError(400, std::string("'") + name + "' must be " + what, name);
+}
+
+void refuse_other_keys(const nlohmann::json& obj, const std::string& at,
+                       std::initializer_list<std::string_view> known) {
+  for (const auto& [key, val] : obj.items()) {
+    if (val.is_null() || std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string allowed;
+    for (std::string_view k : known) allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+    throw ApiError(400,
+                   "unsupported field '" + at + "." + key + "': folio does not implement it (" +
+                       at + " takes " + allowed + ")",
+                   at + "." + key);
+  }
 }
 
 const nlohmann::json* Fields::get(const char* name) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -50,6 +51,13 @@ class Fields {
   const nlohmann::json& obj_;
   std::set<std::string, std::less<>> read_;
 };
+
+// Throws ApiError(400) naming `at`.key for the first key of the object `obj`
+// that is not null and not in `known`: a nested object (a message, a content
+// part, a tool call) refuses what folio does not implement, as Fields does
+// for the request's top level.
+void refuse_other_keys(const nlohmann::json& obj, const std::string& at,
+                       std::initializer_list<std::string_view> known);
 
 // Throws ApiError(400) "`name` must be <what>".
 [[noreturn]] void bad_param(const std::string& name, const std::string& what);

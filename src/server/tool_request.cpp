@@ -57,10 +57,7 @@ ordered_json read_tools(const json& tools) {
     const std::string at = "tools[" + std::to_string(i) + "]";
     const json& t = tools[i];
     if (!t.is_object()) bad_param(at, "an object {\"type\": \"function\", \"function\": {...}}");
-    for (const auto& [key, val] : t.items()) {
-      if (key != "type" && key != "function" && !val.is_null())
-        throw ApiError(400, "unsupported field '" + at + "." + key + "'", at + "." + key);
-    }
+    refuse_other_keys(t, at, {"type", "function"});
     const auto type = t.find("type");
     if (type == t.end() || *type != "function") bad_param(at + ".type", "\"function\"");
     const auto fn = t.find("function");
@@ -97,6 +94,8 @@ void read_choice(const json* c, ToolRequest& r) {
     if (fn == c->end() || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
       bad_param("tool_choice.function.name", "a string");
     }
+    refuse_other_keys(*c, "tool_choice", {"type", "function"});
+    refuse_other_keys(*fn, "tool_choice.function", {"name"});
     r.choice = ToolChoice::kNamed;
     r.forced_name = (*fn)["name"].get<std::string>();
   } else {

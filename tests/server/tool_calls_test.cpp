@@ -221,6 +221,16 @@ TEST(ToolRequest, ErrorsNameTheField) {
   EXPECT_EQ(error_param({{"tools", kTools},
                          {"tool_choice", {{"type", "function"}, {"function", {{"name", "x"}}}}}}),
             "tool_choice.function.name");
+  const json named = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+  json c = named;
+  c["frob"] = 1;
+  EXPECT_EQ(error_param({{"tools", kTools}, {"tool_choice", c}}), "tool_choice.frob");
+  c = named;
+  c["function"]["strict"] = true;
+  EXPECT_EQ(error_param({{"tools", kTools}, {"tool_choice", c}}), "tool_choice.function.strict");
+  c = named;
+  c["function"]["frob"] = nullptr;  // null is absent, as everywhere
+  EXPECT_EQ(error_param({{"tools", kTools}, {"tool_choice", c}}), "(accepted)");
   EXPECT_EQ(error_param({{"tools", kTools}, {"parallel_tool_calls", "yes"}}),
             "parallel_tool_calls");
   EXPECT_EQ(error_param({{"functions", json::array()}}), "functions");
