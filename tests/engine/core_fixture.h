@@ -1,6 +1,6 @@
 // tests/engine/core_fixture.h: the engine core over FakeModelRunner (no
-// model) and the helpers its tests share: a small chunked config, requests,
-// collecting a channel's samples, random prompts.
+// model) and the helpers its tests share: a small chunked config, requests
+// (and, from request_helpers.h, collecting a channel's samples), random prompts.
 #pragma once
 
 #include <memory>
@@ -9,14 +9,16 @@
 
 #include "engine/llm_engine.h"
 #include "fake_model_runner.h"
+#include "request_helpers.h"
 
 namespace folio::engine::testing {
 
-inline EngineConfig config(std::int32_t blocks) {
+inline EngineConfig config(std::int32_t blocks, std::int32_t max_num_seqs = 16,
+                           std::int32_t max_num_batched_tokens = 32) {
   EngineConfig c;
   c.max_model_len = 128;
-  c.max_num_seqs = 16;
-  c.max_num_batched_tokens = 32;  // prompts are chunked
+  c.max_num_seqs = max_num_seqs;
+  c.max_num_batched_tokens = max_num_batched_tokens;  // prompts are chunked
   c.block_size = 4;
   c.kv_cache_memory = std::int64_t{blocks} * 4000;  // FakeModelRunner: 1000 B a position
   return c;
@@ -28,32 +30,10 @@ struct Fixture {
   LLMEngine engine;
 };
 
+// A greedy request of max_tokens tokens, EOS ignored.
 inline EngineRequest request(std::uint64_t id, std::vector<TokenId> prompt, std::int32_t max_tokens,
                              std::int32_t n = 1) {
-  EngineRequest r;
-  r.id = RequestId{id};
-  r.prompt = std::move(prompt);
-  r.params.temperature = 0;
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
-  r.n = n;
-  return r;
-}
-
-struct Sample {
-  std::vector<TokenId> tokens;
-  FinishReason finish = FinishReason::kNone;
-};
-
-inline std::vector<Sample> collect(const std::vector<RequestOutput>& items, std::int32_t n) {
-  std::vector<Sample> out(static_cast<std::size_t>(n));
-  for (const RequestOutput& o : items)
-    for (const SampleDelta& d : o.samples) {
-      auto& s = out.at(static_cast<std::size_t>(d.index));
-      s.tokens.insert(s.tokens.end(), d.token_ids.begin(), d.token_ids.end());
-      if (d.finish != FinishReason::kNone) s.finish = d.finish;
-    }
-  return out;
+  return req(id, std::move(prompt), greedy(max_tokens), n);
 }
 
 inline std::vector<TokenId> random_prompt(std::mt19937& rng, std::size_t len) {

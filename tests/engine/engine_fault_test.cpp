@@ -66,7 +66,7 @@ Outcome run_and_check(Fixture& f, bool may_fail, const std::string& label) {
       EXPECT_EQ(items.back().error, "engine step failed: injected runner failure");
       // A sample that had already ended (n = 2) keeps its exact tokens.
       int errors = 0;
-      for (const Sample& s : samples) {
+      for (const SampleResult& s : samples) {
         if (s.finish == FinishReason::kError) {
           ++errors;
         } else {
@@ -78,7 +78,7 @@ Outcome run_and_check(Fixture& f, bool may_fail, const std::string& label) {
       ++o.failed;
       continue;
     }
-    for (const Sample& s : samples) {
+    for (const SampleResult& s : samples) {
       EXPECT_EQ(s.tokens, fake_greedy(w[i].prompt, w[i].max_tokens)) << label << " request " << i;
       EXPECT_EQ(s.finish, FinishReason::kLength) << label << " request " << i;
     }

@@ -15,6 +15,7 @@
 #include "engine/paged_model_runner.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
+#include "request_helpers.h"
 #include "tokenizer/tokenizer.h"
 
 namespace folio::engine::testing {
@@ -95,43 +96,6 @@ struct RealEngine : RunnerHolder, LLMEngine {
 inline std::unique_ptr<RealEngine> make_engine(const EngineConfig& c,
                                                const model::Model* draft = nullptr) {
   return std::make_unique<RealEngine>(c, draft);
-}
-
-inline EngineRequest req(std::uint64_t id, std::vector<TokenId> prompt, sampling::SamplingParams p,
-                         std::int32_t n = 1) {
-  EngineRequest r;
-  r.id = RequestId{id};
-  r.prompt = std::move(prompt);
-  r.params = std::move(p);
-  r.n = n;
-  return r;
-}
-
-inline sampling::SamplingParams greedy(std::int32_t max_tokens) {
-  sampling::SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = max_tokens;
-  p.ignore_eos = true;  // fixed lengths: every token is compared
-  return p;
-}
-
-// Everything one sample produced.
-struct SampleResult {
-  std::vector<TokenId> tokens;
-  FinishReason finish = FinishReason::kNone;
-};
-
-// Concatenates a channel's items per sample index.
-inline std::vector<SampleResult> collect(const std::vector<RequestOutput>& items, std::int32_t n) {
-  std::vector<SampleResult> out(static_cast<std::size_t>(n));
-  for (const RequestOutput& o : items) {
-    for (const SampleDelta& d : o.samples) {
-      auto& r = out.at(static_cast<std::size_t>(d.index));
-      r.tokens.insert(r.tokens.end(), d.token_ids.begin(), d.token_ids.end());
-      if (d.finish != FinishReason::kNone) r.finish = d.finish;
-    }
-  }
-  return out;
 }
 
 inline std::vector<TokenId> random_prompt(std::uint32_t seed, std::size_t len) {

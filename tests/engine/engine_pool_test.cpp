@@ -8,38 +8,22 @@
 #include <numeric>
 #include <random>
 
-#include "engine/llm_engine.h"
-#include "fake_model_runner.h"
+#include "core_fixture.h"
 
 namespace folio::engine::testing {
 namespace {
 
-EngineConfig config(std::int32_t blocks) {
-  EngineConfig c;
-  c.max_model_len = 128;
-  c.max_num_seqs = 8;
-  c.max_num_batched_tokens = 16;  // prompts are chunked
-  c.block_size = 4;
-  c.kv_cache_memory = std::int64_t{blocks} * 4000;  // FakeModelRunner: 1000 B a position
-  return c;
+// Eight seats and chunks of 16: prompts of 40 span three steps.
+EngineConfig pool_config(std::int32_t blocks) {
+  return config(blocks, /*max_num_seqs=*/8, /*max_num_batched_tokens=*/16);
 }
 
-EngineRequest request(std::uint64_t id, std::vector<TokenId> prompt, std::int32_t max_tokens,
-                      bool pool) {
-  EngineRequest r;
-  r.id = RequestId{id};
-  r.prompt = std::move(prompt);
-  r.params.temperature = 0;
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
+// A greedy request of max_tokens tokens; `pool` asks for the prompt's mean.
+EngineRequest pool_request(std::uint64_t id, std::vector<TokenId> prompt, std::int32_t max_tokens,
+                           bool pool) {
+  EngineRequest r = req(id, std::move(prompt), greedy(max_tokens));
   r.pool = pool;
   return r;
-}
-
-std::vector<TokenId> random_prompt(std::mt19937& rng, std::size_t len) {
-  std::vector<TokenId> p(len);
-  for (auto& t : p) t = std::uniform_int_distribution<TokenId>(1, kFakeVocab - 2)(rng);
-  return p;
 }
 
 // The mean of (token, position) over the prompt: what the fake pools.
@@ -74,10 +58,10 @@ Result drain(OutputChannel& ch) {
 
 TEST(EnginePool, MeanOverEveryPromptPositionAcrossChunks) {
   FakeModelRunner runner;
-  LLMEngine engine(runner, {kFakeVocab - 1}, config(64));
+  LLMEngine engine(runner, {kFakeVocab - 1}, pool_config(64));
   std::mt19937 rng(3);
   const auto prompt = random_prompt(rng, 45);  // three chunks of 16
-  auto ch = engine.add_request(request(1, prompt, 1, true));
+  auto ch = engine.add_request(pool_request(1, prompt, 1, true));
   engine.run_until_idle();
   const Result r = drain(*ch);
   ASSERT_TRUE(r.finished);
@@ -93,14 +77,14 @@ TEST(EnginePool, MeanOverEveryPromptPositionAcrossChunks) {
 // pooled), and what the pooling request computed serves the next generation.
 TEST(EnginePool, TakesNoPrefixHitButFillsTheCache) {
   FakeModelRunner runner;
-  LLMEngine engine(runner, {kFakeVocab - 1}, config(64));
+  LLMEngine engine(runner, {kFakeVocab - 1}, pool_config(64));
   std::mt19937 rng(4);
   const auto prompt = random_prompt(rng, 33);
-  auto gen = engine.add_request(request(1, prompt, 3, false));
+  auto gen = engine.add_request(pool_request(1, prompt, 3, false));
   engine.run_until_idle();
   ASSERT_TRUE(drain(*gen).finished);
   const auto queried = engine.stats().prefix_cache_queries;
-  auto pooled = engine.add_request(request(2, prompt, 1, true));
+  auto pooled = engine.add_request(pool_request(2, prompt, 1, true));
   engine.run_until_idle();
   const Result p = drain(*pooled);
   EXPECT_EQ(p.cached, 0);
@@ -108,10 +92,10 @@ TEST(EnginePool, TakesNoPrefixHitButFillsTheCache) {
   EXPECT_EQ(p.pooled, expected_mean(prompt));
 
   auto other = random_prompt(rng, 29);
-  auto first = engine.add_request(request(3, other, 1, true));
+  auto first = engine.add_request(pool_request(3, other, 1, true));
   engine.run_until_idle();
   ASSERT_TRUE(drain(*first).finished);
-  auto after = engine.add_request(request(4, other, 4, false));
+  auto after = engine.add_request(pool_request(4, other, 4, false));
   engine.run_until_idle();
   const Result a = drain(*after);
   EXPECT_GT(a.cached, 0) << "the pooling request's blocks should be in the prefix cache";
@@ -124,7 +108,7 @@ TEST(EnginePool, TakesNoPrefixHitButFillsTheCache) {
 // position once; the generations are unchanged.
 TEST(EnginePool, MeansHoldUnderPreemptionAndBatching) {
   FakeModelRunner runner;
-  LLMEngine engine(runner, {kFakeVocab - 1}, config(/*blocks=*/40));
+  LLMEngine engine(runner, {kFakeVocab - 1}, pool_config(/*blocks=*/40));
   std::mt19937 rng(5);
   struct Job {
     std::vector<TokenId> prompt;
@@ -139,7 +123,7 @@ TEST(EnginePool, MeansHoldUnderPreemptionAndBatching) {
     const std::int32_t max_tokens =
         pool ? 1 : std::uniform_int_distribution<std::int32_t>(1, 30)(rng);
     jobs.push_back({random_prompt(rng, len), pool, max_tokens, nullptr});
-    jobs.back().ch = engine.add_request(request(i + 1, jobs.back().prompt, max_tokens, pool));
+    jobs.back().ch = engine.add_request(pool_request(i + 1, jobs.back().prompt, max_tokens, pool));
     if (i % 5 == 0) engine.step();
   }
   engine.run_until_idle();
@@ -163,12 +147,12 @@ TEST(EnginePool, MeansHoldUnderPreemptionAndBatching) {
 
 TEST(EnginePool, AdmissionAndAbort) {
   FakeModelRunner runner;
-  LLMEngine engine(runner, {kFakeVocab - 1}, config(64));
-  auto two = request(1, {5, 6, 7}, 1, true);
+  LLMEngine engine(runner, {kFakeVocab - 1}, pool_config(64));
+  auto two = pool_request(1, {5, 6, 7}, 1, true);
   two.n = 2;
   EXPECT_THROW(engine.add_request(two), Error);
-  EXPECT_THROW(engine.add_request(request(2, {5, 6, 7}, 4, true)), Error);
-  auto unset = request(3, {5, 6, 7}, 1, true);
+  EXPECT_THROW(engine.add_request(pool_request(2, {5, 6, 7}, 4, true)), Error);
+  auto unset = pool_request(3, {5, 6, 7}, 1, true);
   unset.params.max_tokens.reset();
   auto ch = engine.add_request(unset);  // max_tokens unset: one
   engine.run_until_idle();
@@ -177,7 +161,7 @@ TEST(EnginePool, AdmissionAndAbort) {
   EXPECT_EQ(r.pooled, expected_mean({5, 6, 7}));
 
   std::mt19937 rng(6);
-  auto aborted = engine.add_request(request(4, random_prompt(rng, 40), 1, true));
+  auto aborted = engine.add_request(pool_request(4, random_prompt(rng, 40), 1, true));
   engine.step();
   ASSERT_TRUE(engine.abort(RequestId{4}));
   const Result a = drain(*aborted);
@@ -206,8 +190,8 @@ class NoPoolRunner final : public ModelRunner {
 
 TEST(EnginePool, RunnerWithoutPoolingFailsTheRequest) {
   NoPoolRunner runner;
-  LLMEngine engine(runner, {kFakeVocab - 1}, config(64));
-  auto ch = engine.add_request(request(1, {1, 2, 3, 4}, 1, true));
+  LLMEngine engine(runner, {kFakeVocab - 1}, pool_config(64));
+  auto ch = engine.add_request(pool_request(1, {1, 2, 3, 4}, 1, true));
   engine.run_until_idle();
   const auto items = ch->drain();
   ASSERT_FALSE(items.empty());
