@@ -36,6 +36,7 @@ out_len=${OUT:-128}
 rates=${RATES:-inf 1}
 folio=${FOLIO_BIN:-build/release/folio}
 source bench/llama_env.sh
+source bench/wait_health.sh
 llama=${LLAMA_SERVER:-$llama_bin/llama-server}
 py=.venv/bin/python
 [[ -x $py ]] || py=python3
@@ -93,14 +94,7 @@ start_server() {
       --max-num-seqs "$slots" --max-model-len "$ctx_per_seq" ${FOLIO_ARGS:-} >"$logfile" 2>&1 &
   fi
   server_pid=$!
-  for _ in $(seq 600); do
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      log "$name exited during start-up; last lines of $logfile:"; tail -n 20 "$logfile" >&2; exit 1
-    fi
-    if curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  log "$name did not become healthy within 120 s (log: $logfile)"; exit 1
+  wait_health "$port" "$server_pid" "$logfile" || { log "$name did not start"; exit 1; }
 }
 
 run_load() {  # run_load NAME PORT ROUND

@@ -19,6 +19,7 @@
 # Results go to bench/.work/results/multi-model-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/wait_health.sh
 rounds=${1:-3}
 threads=${THREADS:-$(nproc)}
 a_prompts=${A_PROMPTS:-8}
@@ -43,15 +44,6 @@ stop_servers() {
 }
 trap stop_servers EXIT
 
-wait_health() {  # PORT
-  for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$1/health" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "server on port $1 did not come up" >&2
-  return 1
-}
-
 bench() {  # PORT MODEL PROMPTS IN OUT CONC FILE
   "$folio" bench serve --port "$1" --model "$2" --num-prompts "$3" --random-input-len "$4" \
     --random-output-len "$5" --max-concurrency "$6" --disable-progress --json 2>/dev/null >"$7"
@@ -74,15 +66,15 @@ for r in $(seq 1 "$rounds_to_run"); do
   "$folio" serve -m "$model_a" -m "$model_b" --served-model-name a b --port 18611 "${common[@]}" \
     >"$out/shared-$r.log" 2>&1 &
   pids+=($!)
-  wait_health 18611
+  wait_health 18611 "${pids[-1]}" "$out/shared-$r.log"
   measure 18611 18611 shared "$r"
   stop_servers
   "$folio" serve "$model_a" --served-model-name a --port 18612 "${common[@]}" >"$out/split-a-$r.log" 2>&1 &
   pids+=($!)
+  wait_health 18612 "${pids[-1]}" "$out/split-a-$r.log"
   "$folio" serve "$model_b" --served-model-name b --port 18613 "${common[@]}" >"$out/split-b-$r.log" 2>&1 &
   pids+=($!)
-  wait_health 18612
-  wait_health 18613
+  wait_health 18613 "${pids[-1]}" "$out/split-b-$r.log"
   measure 18612 18613 split "$r"
   stop_servers
   echo "round $r/$rounds done" >&2

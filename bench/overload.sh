@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/idle.sh
+source bench/wait_health.sh
 rounds=${1:-3}
 threads=${THREADS:-$(nproc)}
 max_seqs=${MAX_SEQS:-8}
@@ -45,12 +46,7 @@ start_server() {  # TAG [flags...]
   "$folio" serve "$model" --served-model-name m --port "$port" --max-num-seqs "$max_seqs" \
     --max-model-len 1024 --kv-cache-memory 512MiB -t "$threads" "$@" >"$out/server-$tag.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "server did not come up (see $out/server-$tag.log)" >&2
-  exit 1
+  wait_health "$port" "$pid" "$out/server-$tag.log"
 }
 bench() {  # FILE RATE [flags...]
   local file=$1 rate=$2

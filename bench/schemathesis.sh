@@ -36,11 +36,8 @@ port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0
   --max-logprobs 3 --max-prompts 4 -t 1 >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  curl -fs "http://127.0.0.1:$port/health" >/dev/null && break
-  kill -0 "$server" 2>/dev/null || { cat "$out/server.log" >&2; exit 1; }
-  sleep 0.2
-done
+source bench/wait_health.sh
+wait_health "$port" "$server" "$out/server.log"
 
 echo "folio $(git rev-parse --short HEAD), schemathesis $(.venv/bin/st --version | awk '{print $NF}')," \
   "$examples examples per operation and phase, seed $seed; reports in $out"
