@@ -18,6 +18,10 @@ struct Limits {
   std::size_t max_output_bytes = std::size_t{16} << 20;  // also caps any one string value
   std::size_t max_loop_iterations = 1'000'000;           // all loops of one render together
   int max_macro_depth = 64;
+  // Element comparisons (==, <, in, sort, unique; every nested item counts)
+  // of one render together: shared lists make [x, x] of [y, y] ... compare
+  // in 2^depth steps (ComparisonBudget, chat/value.h).
+  std::size_t max_compare_steps = 10'000'000;
 };
 
 struct Args {

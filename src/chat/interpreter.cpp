@@ -112,6 +112,7 @@ void Interpreter::fail(std::size_t pos, const std::string& msg) const {
 }
 
 std::string Interpreter::render(const Body& body) {
+  const ComparisonBudget comparisons(limits_.max_compare_steps);
   std::string out;
   exec(body, out);
   return out;

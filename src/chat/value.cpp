@@ -324,7 +324,16 @@ const char* Value::type_name() const {
 
 namespace {
 
+// The budget of the render running on this thread; nullptr when none.
+thread_local ComparisonBudget* active_budget = nullptr;
+
+void spend_step() {
+  if (active_budget) active_budget->spend();
+}
+
 bool equals_at(const Value& a, const Value& b, int depth) {
+  spend_step();
+  if (a.same_object(b)) return true;
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -355,6 +364,7 @@ bool equals_at(const Value& a, const Value& b, int depth) {
 }
 
 bool less_at(const Value& a, const Value& b, int depth) {
+  spend_step();
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();
@@ -370,6 +380,23 @@ bool less_at(const Value& a, const Value& b, int depth) {
 }
 
 }  // namespace
+
+ComparisonBudget::ComparisonBudget(std::size_t steps)
+    : limit_(steps), left_(steps), outer_(active_budget) {
+  active_budget = this;
+}
+
+ComparisonBudget::~ComparisonBudget() {
+  active_budget = outer_;
+}
+
+void ComparisonBudget::spend() {
+  if (left_ == 0) {
+    throw Error("comparisons exceed the limit of " + std::to_string(limit_) +
+                " element steps in one render");
+  }
+  --left_;
+}
 
 bool equals(const Value& a, const Value& b) {
   return equals_at(a, b, 0);

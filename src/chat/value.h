@@ -73,7 +73,9 @@ class Value {
   const Object& entries() const { return *o_; }
 
   const Value* find(std::string_view key) const;  // dict lookup; nullptr when absent
-  void set(const std::string& key, Value v);      // dict insert or overwrite
+  // The same list or dict object (Python's `is`, for lists and dicts).
+  bool same_object(const Value& o) const { return (a_ && a_ == o.a_) || (o_ && o_ == o.o_); }
+  void set(const std::string& key, Value v);  // dict insert or overwrite
 
   bool truthy() const;
   std::size_t size() const;  // len(): code points for strings
@@ -104,9 +106,30 @@ class Value {
 // follow (a namespace can be made to hold itself; deeper is an error).
 inline constexpr int kMaxNesting = 200;
 
+// The element comparisons equals() and less() may still make on this thread,
+// while one is alive: one per render (Interpreter::render), so that no
+// template, however it nests shared lists or loops over comparisons, compares
+// for longer than `steps` element steps. Beyond, they throw folio::Error.
+// Without one (a direct call), only the nesting is bounded.
+class ComparisonBudget {
+ public:
+  explicit ComparisonBudget(std::size_t steps);
+  ~ComparisonBudget();
+  ComparisonBudget(const ComparisonBudget&) = delete;
+  ComparisonBudget& operator=(const ComparisonBudget&) = delete;
+
+  void spend();  // one step; throws once the budget is spent
+
+ private:
+  std::size_t limit_;
+  std::size_t left_;
+  ComparisonBudget* outer_;
+};
+
 // Python ==, and ordering (<) for numbers, strings and lists; ordering other
 // types throws folio::Error (the caller adds the template position), as does
-// nesting deeper than kMaxNesting.
+// nesting deeper than kMaxNesting and a spent ComparisonBudget. A list or
+// dict equals itself without a look inside (as Python's list compare does).
 bool equals(const Value& a, const Value& b);
 bool less(const Value& a, const Value& b);
 

@@ -181,7 +181,14 @@ TEST(ChatTemplate, SharedValuesHitLimitsNotTheMachine) {
   const std::string cycle = "{% set ns = namespace(a=1) %}{% set ns.me = ns %}";
   EXPECT_NE(error_of([&] { render(cycle + "{{ ns }}"); }).find("nested too deeply to print"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { render(cycle + "{{ ns == ns }}"); }).find("nested too deeply"),
+  // (A namespace is itself, as in Python; two alike, each holding itself, are
+  // compared inside until the nesting limit.)
+  EXPECT_EQ(render(cycle + "{{ ns == ns }}"), "True");
+  EXPECT_NE(error_of([&] {
+              render(cycle +
+                     "{% set other = namespace(a=1) %}{% set other.me = other %}"
+                     "{{ ns == other }}");
+            }).find("nested too deeply"),
             std::string::npos);
   EXPECT_NE(error_of([&] { render(cycle + "{{ ns | tojson }}"); }).find("nested too deeply"),
             std::string::npos);
@@ -195,6 +202,32 @@ TEST(ChatTemplate, SharedValuesHitLimitsNotTheMachine) {
   EXPECT_NE(error_of([&] { render(deep + "{{ ns.l }}"); }).find("nested too deeply to print"),
             std::string::npos);
   EXPECT_NE(error_of([&] { render(deep + "{{ ns.l == ns.m }}"); }).find("nested too deeply"),
+            std::string::npos);
+  // Two distinct lists, each 40 levels of [x, x] over the level below, are
+  // equal, but only after 2^40 element comparisons: the render's comparison
+  // budget stops it, however the comparisons are made.
+  std::string twin;
+  for (const char* name : {"a", "b"}) {
+    twin += std::string("{% set ns") + name + " = namespace(l=[1]) %}{% for i in range(40) %}" +
+            "{% set ns" + name + ".l = [ns" + name + ".l, ns" + name + ".l] %}{% endfor %}";
+  }
+  Limits budget;
+  budget.max_compare_steps = 100'000;
+  for (const char* use :
+       {"{{ nsa.l == nsb.l }}", "{{ nsa.l in [nsb.l] }}",
+        "{{ [nsa.l, nsb.l] | unique | list | length }}", "{{ [nsa.l, nsb.l] | sort | length }}"}) {
+    SCOPED_TRACE(use);
+    EXPECT_NE(error_of([&] {
+                render(twin + use, budget);
+              }).find("comparisons exceed the limit of 100000 element steps in one render"),
+              std::string::npos);
+  }
+  EXPECT_EQ(render(twin + "{{ nsa.l == nsa.l }}", budget), "True");  // the same list: at once
+  // Many cheap comparisons add up against the same budget.
+  EXPECT_NE(error_of([&] {
+              render("{% for i in range(200000) %}{% if i == -1 %}x{% endif %}{% endfor %}",
+                     budget);
+            }).find("comparisons exceed"),
             std::string::npos);
   // unique() compares every pair: 5000 distinct items are 12.5M comparisons.
   EXPECT_NE(error_of([&] {
