@@ -22,10 +22,8 @@
 // with the same schema); that first run's tokens/s is printed too.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +36,7 @@
 #include "cli/engine_flags.h"
 #include "cli/model_file.h"
 #include "cli/model_template.h"
+#include "cli/text_file.h"
 #include "engine/llm_engine.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/constraint.h"
@@ -62,12 +61,13 @@ struct BenchGrammarArgs {
   EngineFlags engine;
 };
 
+// The file's bytes; an error names the flag that gave it.
 std::string read_file(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(std::string(flag) + " " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_text_file(path);
+  } catch (const Error& e) {
+    throw Error(std::string(flag) + ": " + e.what());
+  }
 }
 
 struct WalkStats {
