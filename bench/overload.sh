@@ -48,10 +48,14 @@ start_server() {  # TAG [flags...]
   pid=$!
   wait_health "$port" "$pid" "$out/server-$tag.log"
 }
+# Each run draws its own prompts (--seed): a run repeating the one before would find some of
+# them in the prefix cache, and how many depends on how many the server refused (LRU).
+runs=0
 bench() {  # FILE RATE [flags...]
   local file=$1 rate=$2
   shift 2
-  "$folio" bench serve --port "$port" --model m --num-prompts "$prompts" \
+  runs=$((runs + 1))
+  "$folio" bench serve --port "$port" --model m --num-prompts "$prompts" --seed "$runs" \
     --random-input-len "$in_len" --random-output-len "$out_len" --request-rate "$rate" \
     --disable-progress --json "$@" 2>/dev/null >"$file"
 }
