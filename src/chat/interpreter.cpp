@@ -9,6 +9,14 @@
 namespace folio::chat {
 namespace {
 
+// Expressions evaluated inside one another, across macro calls (each level
+// is a few stack frames; 1,000 is far beyond any real template).
+constexpr int kMaxEvalDepth = 1000;
+
+}  // namespace
+
+namespace {
+
 constexpr const char* kPrefix = "chat template: ";
 
 bool numeric(const Value& v) {
@@ -251,6 +259,15 @@ Value Interpreter::lookup(const std::string& name) const {
 // Adds the template position to errors raised by builtins and operators, and
 // caps the size of every string value.
 Value Interpreter::eval(const Expr& e) {
+  if (eval_depth_ >= kMaxEvalDepth)
+    fail(e.pos, "expressions nested too deeply (macro calls included)");
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(x) { ++d; }
+    ~Depth() { --d; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+  } depth(eval_depth_);
   Value v;
   try {
     v = eval_inner(e);

@@ -54,6 +54,10 @@ class Interpreter {
   std::unordered_map<std::string, const Node*> macros_;
   std::size_t iterations_ = 0;
   int macro_depth_ = 0;
+  // Expressions being evaluated, across macro calls: the parser bounds one
+  // expression's depth and macro calls are bounded, but not their product,
+  // which would overflow the stack (fuzz/chat_template_fuzz).
+  int eval_depth_ = 0;
   // The dicts `set obj.attr = v` wrote to, by identity. That statement is
   // the only way to store a reference into an existing dict or list, so
   // every cycle (`{% set ns.me = ns %}`), which shared ownership alone would

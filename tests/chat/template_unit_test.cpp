@@ -229,6 +229,14 @@ TEST(ChatTemplate, SharedValuesHitLimitsNotTheMachine) {
                      budget);
             }).find("comparisons exceed"),
             std::string::npos);
+  // Macro recursion times a deep expression (found by the fuzzer: a stack
+  // overflow): each is within its own limit, their product is an error.
+  const std::string plus(150, '+');
+  EXPECT_NE(error_of([&] {
+              render("{% macro f(n) %}{% if n > 0 %}{{ " + plus +
+                     "f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}");
+            }).find("expressions nested too deeply"),
+            std::string::npos);
   // unique() compares every pair: 5000 distinct items are 12.5M comparisons.
   EXPECT_NE(error_of([&] {
               render("{{ range(5000) | unique | length }}", small);
