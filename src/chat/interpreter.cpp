@@ -13,10 +13,6 @@ namespace {
 // is a few stack frames; 1,000 is far beyond any real template).
 constexpr int kMaxEvalDepth = 1000;
 
-}  // namespace
-
-namespace {
-
 constexpr const char* kPrefix = "chat template: ";
 
 bool numeric(const Value& v) {
