@@ -366,9 +366,6 @@ constexpr PanelPairFn kPairQ8_0I16 = dispatch_nc<Q8I16>;
 constexpr PanelPairFn kPairQ4_0Q8 = dispatch_nc<Q45<FmtQ4_0, ActQ8Block>::K>;
 constexpr PanelPairFn kPairQ4_1Q8 = dispatch_nc<Q45<FmtQ4_1, ActQ8Block>::K>;
 constexpr PanelPairFn kPairQ8_0Q8 = dispatch_nc<Q8Q8>;
-constexpr PanelPairFn kPairQ4_0Q16 = dispatch_nc<Q45<FmtQ4_0, ActQ16Block>::K>;
-constexpr PanelPairFn kPairQ4_1Q16 = dispatch_nc<Q45<FmtQ4_1, ActQ16Block>::K>;
-constexpr PanelPairFn kPairQ4_KQ16 = dispatch_nc<Q45<FmtQ4_K, ActQ16Block>::K>;
 constexpr PanelPairFn kPairQ5_0Q16 = dispatch_nc<Q45<FmtQ5_0, ActQ16Block>::K>;
 constexpr PanelPairFn kPairQ5_1Q16 = dispatch_nc<Q45<FmtQ5_1, ActQ16Block>::K>;
 constexpr PanelPairFn kPairQ5_0Q8 = dispatch_nc<Q45<FmtQ5_0, ActQ8Block>::K>;
@@ -398,23 +395,6 @@ PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pa
 }
 
 }  // namespace
-
-const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type) {
-  using gguf::TensorType;
-  static const PanelKernel q4_0 = with_halves_pair(TensorType::Q4_0, avx512::kPairQ4_0Q16);
-  static const PanelKernel q4_1 = with_halves_pair(TensorType::Q4_1, avx512::kPairQ4_1Q16);
-  static const PanelKernel q4_k = with_halves_pair(TensorType::Q4_K, avx512::kPairQ4_KQ16);
-  switch (type) {
-    case TensorType::Q4_0:
-      return &q4_0;
-    case TensorType::Q4_1:
-      return &q4_1;
-    case TensorType::Q4_K:
-      return &q4_k;
-    default:
-      return nullptr;
-  }
-}
 
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits) {
   using ActivationBits::k16, ActivationBits::k8;

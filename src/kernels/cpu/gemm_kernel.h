@@ -158,10 +158,11 @@ const PanelKernel* avx2_panel_kernel_halves(gguf::TensorType type);
 // The AVX-512 VNNI panel kernel (one-panel calls are the AVX2 kernel's), or
 // nullptr when the type has none at that level (gemm_avx512_panel.cpp).
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits);
-// For one activation row (decode) with 16-bit activations, the AVX-512
-// kernels of Q4_0 / Q4_1 / Q4_K that multiply the nibbles as bytes against
-// the two int8 halves (vpdpbusd, 3 unpack instructions per chunk instead of
-// 7; measured 1.3x on a matvec, but slower from 8 rows on), or nullptr.
+// For one activation row (decode) with 16-bit activations at the AVX-512
+// level: one-panel kernels that read the panel as one stream, as the AVX2
+// kernels do, with 256-bit vpdpbusd / vpdpwssd (Q4/Q5 types against the int8
+// halves of the activations, Q8_0 / Q6_K against int16), or nullptr
+// (gemm_avx2_panel.cpp; why one stream: there).
 const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type);
 
 // Bytes of the repacked form of a rows x cols matrix.
