@@ -12,13 +12,15 @@
 // Types with a panel kernel (cpu/gemm_avx2_panel.cpp) are repacked at prepare
 // time when AVX2 or higher is active, and then run matmul_panels instead of
 // step 3: each thread owns a run of 8-row panels (pairs of them for the
-// AVX-512 kernels) and walks X in the same chunks. Which kernel runs at which
-// ISA level is cpu/dispatch.cpp's table.
+// AVX-512 kernels) and walks X in the same chunks; matmul_shared_input lays
+// several matrices' panels end to end and splits them in one pass. Which
+// kernel runs at which ISA level is cpu/dispatch.cpp's table.
 // When the ISA is forced lower later (tests), the scalar tiles read the
 // untouched GGUF bytes (file_bytes()).
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -115,37 +117,57 @@ const std::uint8_t* prepare_activations(cpu::QuantizeRowFn quantize, const float
   return out;
 }
 
-void matmul_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const float* x, std::size_t n,
-                   float* y, ThreadPool& pool) {
+std::size_t panel_count(const WeightMatrix& w) {
+  return (w.rows() + cpu::kPanelRows - 1) / cpu::kPanelRows;
+}
+
+// Panels [pb, pe) of w against the n converted activation rows xa.
+void run_panels(const cpu::PanelKernel& k, const WeightMatrix& w, const std::uint8_t* xa,
+                std::size_t x_stride, std::size_t n, float* y, std::size_t pb, std::size_t pe) {
   const std::size_t rows = w.rows(), cols = w.cols();
-  const std::size_t x_stride = cpu::act_row_bytes(k.act, cols);
-  const std::uint8_t* xa = prepare_activations(k.quantize, x, n, cols, x_stride, pool);
   const std::size_t panel_stride = cols / k.block_elems * k.group_bytes;
-  const std::size_t panels = (rows + cpu::kPanelRows - 1) / cpu::kPanelRows;
   const std::uint8_t* wb = w.bytes().data();
-  // With a two-panel kernel, threads take pairs of panels (a thread's last
-  // panel may run alone: the results are the same either way).
   const std::size_t step = k.pair != nullptr ? 2 : 1;
-  pool.parallel_for((panels + step - 1) / step, [&](std::size_t qb, std::size_t qe, int) {
-    const std::size_t pb = qb * step, pe = std::min(panels, qe * step);
-    for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
-      const std::size_t c1 = std::min(n, c0 + kActChunk);
-      for (std::size_t p = pb; p < pe; p += step) {
-        const std::size_t r0 = p * cpu::kPanelRows;
-        const bool two = step == 2 && p + 1 < pe;
-        const std::size_t nr = std::min(two ? 2 * cpu::kPanelRows : cpu::kPanelRows, rows - r0);
-        const std::size_t wide = two ? k.pair_cols : cpu::kMaxTileCols;
-        for (std::size_t c = c0; c < c1; c += wide) {
-          const std::size_t nc = std::min(wide, c1 - c);
-          if (two) {
-            k.pair(wb + p * panel_stride, panel_stride, cols, xa + c * x_stride, x_stride, nc,
-                   y + c * rows + r0, rows, nr);
-          } else {
-            k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc, y + c * rows + r0,
-                    rows, nr);
-          }
+  for (std::size_t c0 = 0; c0 < n; c0 += kActChunk) {
+    const std::size_t c1 = std::min(n, c0 + kActChunk);
+    for (std::size_t p = pb; p < pe; p += step) {
+      const std::size_t r0 = p * cpu::kPanelRows;
+      const bool two = step == 2 && p + 1 < pe;
+      const std::size_t nr = std::min(two ? 2 * cpu::kPanelRows : cpu::kPanelRows, rows - r0);
+      const std::size_t wide = two ? k.pair_cols : cpu::kMaxTileCols;
+      for (std::size_t c = c0; c < c1; c += wide) {
+        const std::size_t nc = std::min(wide, c1 - c);
+        if (two) {
+          k.pair(wb + p * panel_stride, panel_stride, cols, xa + c * x_stride, x_stride, nc,
+                 y + c * rows + r0, rows, nr);
+        } else {
+          k.panel(wb + p * panel_stride, cols, xa + c * x_stride, x_stride, nc, y + c * rows + r0,
+                  rows, nr);
         }
       }
+    }
+  }
+}
+
+// Every output's matrix (same columns, same kernel) in one pass of the pool.
+// With a two-panel kernel, threads take pairs of panels (a thread's last
+// panel of a matrix may run alone: the results are the same either way).
+void matmul_panels(const cpu::PanelKernel& k, std::span<const MatmulOutput> outs, const float* x,
+                   std::size_t n, ThreadPool& pool) {
+  const std::size_t cols = outs[0].w->cols();
+  const std::size_t x_stride = cpu::act_row_bytes(k.act, cols);
+  const std::uint8_t* xa = prepare_activations(k.quantize, x, n, cols, x_stride, pool);
+  const std::size_t step = k.pair != nullptr ? 2 : 1;
+  // Work units (panels or pairs) of output m: [first[m], first[m + 1]).
+  std::array<std::size_t, kMaxSharedOutputs + 1> first{};
+  for (std::size_t m = 0; m < outs.size(); ++m)
+    first[m + 1] = first[m] + (panel_count(*outs[m].w) + step - 1) / step;
+  pool.parallel_for(first[outs.size()], [&](std::size_t qb, std::size_t qe, int) {
+    for (std::size_t m = 0; m < outs.size(); ++m) {
+      const std::size_t ub = std::max(qb, first[m]), ue = std::min(qe, first[m + 1]);
+      if (ub >= ue) continue;
+      run_panels(k, *outs[m].w, xa, x_stride, n, outs[m].y, (ub - first[m]) * step,
+                 std::min(panel_count(*outs[m].w), (ue - first[m]) * step));
     }
   });
 }
@@ -196,10 +218,32 @@ void matmul_amx(const cpu::AmxKernel& a, const cpu::PanelKernel& pk, const Weigh
       }
     }
   });
-  if (m < n) matmul_panels(pk, w, x + m * cols, n - m, y + m * rows, pool);
+  if (m < n) {
+    const MatmulOutput rest{&w, y + m * rows};
+    matmul_panels(pk, {&rest, 1}, x + m * cols, n - m, pool);
+  }
 }
 
 }  // namespace
+
+void matmul_shared_input(std::span<const MatmulOutput> outs, const float* x, std::size_t n,
+                         ThreadPool& pool, ActivationBits bits) {
+  FOLIO_CHECK(outs.size() <= kMaxSharedOutputs, "matmul_shared_input: too many outputs");
+  if (outs.empty() || n == 0) return;
+  const WeightMatrix& w0 = *outs[0].w;
+  const cpu::PanelKernel* pk =
+      w0.repacked() ? cpu::panel_kernel(active_isa(), w0.type(), bits, n) : nullptr;
+  bool shared = pk != nullptr &&
+                (cpu::amx_kernel(active_isa(), w0.type(), bits) == nullptr || n < kAmxMinRows);
+  for (const MatmulOutput& o : outs) {
+    shared = shared && o.w->repacked() && o.w->type() == w0.type() && o.w->cols() == w0.cols();
+  }
+  if (!shared) {
+    for (const MatmulOutput& o : outs) matmul(*o.w, x, n, o.y, pool, bits);
+    return;
+  }
+  matmul_panels(*pk, outs, x, n, pool);
+}
 
 std::string_view matmul_kernels(Isa isa) {
   FOLIO_CHECK(isa <= detected_isa(), "matmul_kernels: a level above this CPU's");
@@ -215,7 +259,8 @@ void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, Thre
       if (a != nullptr && n >= kAmxMinRows) {
         matmul_amx(*a, *pk, w, x, n, y, pool);
       } else {
-        matmul_panels(*pk, w, x, n, y, pool);
+        const MatmulOutput out{&w, y};
+        matmul_panels(*pk, {&out, 1}, x, n, pool);
       }
       return;
     }

@@ -74,6 +74,23 @@ ActivationBits parse_activation_bits(int bits);
 void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, ThreadPool& pool,
             ActivationBits bits = ActivationBits::k16);
 
+// One product of matmul_shared_input: y = w . x.
+struct MatmulOutput {
+  const WeightMatrix* w;
+  float* y;
+};
+
+// y_i = W_i . x for up to kMaxSharedOutputs matrices that read the same
+// activations (a layer's q, k and v; gate and up). Where they share a panel
+// kernel (same type and columns, repacked, no AMX tiles at this n), the
+// activations are converted once and one pass of the pool covers every
+// matrix's panels: one hand-off instead of one per matrix, which is most of a
+// small decode matmul's cost. Otherwise one matmul each. Results are the same
+// either way (every output row runs the same kernel).
+inline constexpr std::size_t kMaxSharedOutputs = 4;
+void matmul_shared_input(std::span<const MatmulOutput> outs, const float* x, std::size_t n,
+                         ThreadPool& pool, ActivationBits bits = ActivationBits::k16);
+
 // The matmul kernel families that run at `isa` (for folio info), e.g.
 // "avx512-vnni 16-row panels (Q4_0/...), avx2 tiles"; isa <= detected_isa().
 std::string_view matmul_kernels(Isa isa);

@@ -12,6 +12,7 @@
 //   q    [T x n_head*hd]  k, v [T x n_head_kv*hd]   att [T x n_head*hd]
 //   gate, up [T x n_ff]   rows [R x d]   logits [R x n_vocab]
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "base/attention_window.h"
@@ -103,6 +104,23 @@ void Model::block_linear(const Linear& l, const float* x, std::size_t n, float* 
   linear(l, x, n, y, pool);
 }
 
+void Model::block_linears(std::initializer_list<LinearOut> outs, const float* x, std::size_t n,
+                          Workspace& ws, kernels::ThreadPool& pool) const {
+  std::array<kernels::MatmulOutput, kernels::kMaxSharedOutputs> mm{};
+  FOLIO_CHECK(outs.size() <= mm.size(), "block_linears: too many outputs");
+  std::size_t m = 0;
+  for (const LinearOut& o : outs) {
+    if (ws.observer != nullptr) ws.observer->observe(o.l->name, x, n, o.l->w.cols());
+    mm[m++] = {&o.l->w, o.y};
+  }
+  kernels::matmul_shared_input({mm.data(), m}, x, n, pool, activation_bits_);
+  for (const LinearOut& o : outs) {
+    if (o.l->bias.empty()) continue;
+    const std::size_t rows = o.l->w.rows();
+    for (std::size_t t = 0; t < n; ++t) kernels::add(o.y + t * rows, o.l->bias.data(), rows);
+  }
+}
+
 std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
                                       kernels::ThreadPool& pool) const {
   return forward(batch, kv, ws, pool, all_layers_);
@@ -177,9 +195,8 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   ws.q.resize(n * q_dim);
   ws.k.resize(n * kv_dim);
   ws.v.resize(n * kv_dim);
-  block_linear(w.wq, ws.h.data(), n, ws.q.data(), ws, pool);
-  block_linear(w.wk, ws.h.data(), n, ws.k.data(), ws, pool);
-  block_linear(w.wv, ws.h.data(), n, ws.v.data(), ws, pool);
+  block_linears({{&w.wq, ws.q.data()}, {&w.wk, ws.k.data()}, {&w.wv, ws.v.data()}}, ws.h.data(), n,
+                ws, pool);
   const std::size_t rot = config_.n_rot;
   const std::vector<float>& rope = has_rope_swa_ && lc.sliding ? ws.rope_swa : ws.rope;
   const RopeTable& table = has_rope_swa_ && lc.sliding ? rope_swa_ : rope_;
@@ -303,8 +320,7 @@ void Model::ffn_block(std::size_t layer, std::size_t n, Workspace& ws,
   });
   ws.gate.resize(n * ff);
   ws.up.resize(n * ff);
-  block_linear(w.w_gate, ws.h.data(), n, ws.gate.data(), ws, pool);
-  block_linear(w.w_up, ws.h.data(), n, ws.up.data(), ws, pool);
+  block_linears({{&w.w_gate, ws.gate.data()}, {&w.w_up, ws.up.data()}}, ws.h.data(), n, ws, pool);
   // In place: each element is read before it is written.
   const auto act = traits_.ffn == FfnActivation::kGeluTanh ? op.geglu : op.swiglu;
   for_rows(pool, n,

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -130,6 +131,14 @@ class Model {
   // A decoder block's linear: shows its input to ws.observer first.
   void block_linear(const Linear& l, const float* x, std::size_t n, float* y, Workspace& ws,
                     kernels::ThreadPool& pool) const;
+  // Block linears that read the same input (q, k, v; gate, up), in one pass
+  // of the pool where their kernels allow (kernels::matmul_shared_input).
+  struct LinearOut {
+    const Linear* l;
+    float* y;
+  };
+  void block_linears(std::initializer_list<LinearOut> outs, const float* x, std::size_t n,
+                     Workspace& ws, kernels::ThreadPool& pool) const;
 
   ModelConfig config_;
   ArchTraits traits_;

@@ -339,6 +339,58 @@ TEST(Matmul, BatchAndThreadInvariant) {
   }
 }
 
+// Matrices that read the same activations run in one pass of the pool when
+// they share a kernel (q, k, v of one type) and one matmul each otherwise
+// (a type or column count differs): either way every output is bit-identical
+// to its own matmul, with partial panels and pairs at the ends of matrices,
+// at every level the host supports, for decode (n = 1) and prefill rows.
+TEST(Matmul, SharedInputMatchesSeparateProducts) {
+  ThreadPool pool(2);
+  std::mt19937 rng(7);
+  struct Shape {
+    TensorType type;
+    std::size_t rows;
+  };
+  const std::vector<std::vector<Shape>> groups = {
+      {{TensorType::Q4_0, 37}, {TensorType::Q4_0, 8}, {TensorType::Q4_0, 29}},
+      {{TensorType::Q8_0, 16}, {TensorType::Q8_0, 3}},
+      {{TensorType::Q4_1, 24}, {TensorType::Q8_0, 17}, {TensorType::Q4_1, 9}},  // mixed types
+      {{TensorType::Q4_K, 12}, {TensorType::Q6_K, 20}},
+      {{TensorType::F32, 5}, {TensorType::F32, 11}}};  // no panel kernel
+  for (Isa isa : testing::supported_isas()) {
+    IsaOverride force(isa);
+    for (const auto& group : groups) {
+      const std::size_t cols = quant::traits(group[0].type).block_elems == 256 ? 512 : 64;
+      std::vector<std::vector<std::uint8_t>> bytes;
+      std::vector<WeightMatrix> ws;
+      for (const Shape& sh : group) {
+        bytes.push_back(testing::random_weights(sh.type, sh.rows, cols, rng));
+        ws.push_back(WeightMatrix::prepare(sh.type, bytes.back(), sh.rows, cols));
+      }
+      for (std::size_t n : {1, 3, 17}) {
+        const auto x = testing::random_activations(n * cols, rng);
+        for (ActivationBits bits : kAllBits) {
+          std::vector<std::vector<float>> shared(group.size()), alone(group.size());
+          std::vector<MatmulOutput> outs;
+          for (std::size_t m = 0; m < group.size(); ++m) {
+            shared[m].assign(n * group[m].rows, -1.0f);
+            alone[m].assign(n * group[m].rows, -2.0f);
+            outs.push_back({&ws[m], shared[m].data()});
+            matmul(ws[m], x.data(), n, alone[m].data(), pool, bits);
+          }
+          matmul_shared_input(outs, x.data(), n, pool, bits);
+          for (std::size_t m = 0; m < group.size(); ++m) {
+            // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): bit-identical floats wanted
+            EXPECT_EQ(0, std::memcmp(shared[m].data(), alone[m].data(), shared[m].size() * 4))
+                << isa_name(isa) << " " << quant::traits(group[m].type).name << " output " << m
+                << " n=" << n << " act" << static_cast<int>(bits);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Matmul, RejectsBadShapesAndTypes) {
   std::vector<std::uint8_t> bytes(18 * 4);
   EXPECT_THROW(WeightMatrix::prepare(TensorType::Q4_0, bytes, 2, 48), Error);  // cols % 32
