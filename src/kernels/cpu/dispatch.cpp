@@ -25,7 +25,10 @@ const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits b
 
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits,
                                 std::size_t n) {
-  if (isa >= Isa::kAvx512 && n == 1 && bits == ActivationBits::k16) {
+  // One activation row reads each panel as one stream (gemm_avx2_panel.cpp says why): the
+  // 256-bit VNNI kernels for 16-bit activations, the AVX2 ones for 8-bit.
+  if (isa >= Isa::kAvx512 && n == 1) {
+    if (bits == ActivationBits::k8) return avx2_panel_kernel(type, bits);
     if (const PanelKernel* k = avx512_panel_kernel_narrow(type)) return k;
   }
   return panel_kernel(isa, type, bits);
@@ -60,17 +63,22 @@ std::string summarize(Isa isa) {
   const auto panels_at = [](const PanelKernel* (*table)(gguf::TensorType, ActivationBits)) {
     return type_list([table](gguf::TensorType t) { return table(t, ActivationBits::k16); });
   };
+  const std::string decode = isa >= Isa::kAvx512 ? "vnni-256 one-panel decode (" +
+                                                       type_list(avx512_panel_kernel_narrow) + ")"
+                                                 : std::string();
   switch (isa) {
     case Isa::kScalar:
       return "scalar tiles";
     case Isa::kAvx2:
       return "avx2 panels (" + panels_at(avx2_panel_kernel) + ") and tiles";
     case Isa::kAvx512:
-      return "avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), avx2 tiles";
+      return "avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), " + decode +
+             ", avx2 tiles";
     case Isa::kAmx:
       return "amx-int8 tiles for prefill (" +
              type_list([](gguf::TensorType t) { return amx_kernel(t, ActivationBits::k16); }) +
-             "), avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), avx2 tiles";
+             "), avx512-vnni 16-row panels (" + panels_at(avx512_panel_kernel) + "), " + decode +
+             ", avx2 tiles";
   }
   return "unknown";
 }
