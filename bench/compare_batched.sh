@@ -5,7 +5,8 @@
 #   bench/compare_batched.sh [MODEL.gguf] [THREADS] [ROUNDS]
 #   env: NPL=1,8,32 (concurrent sequences)  PP=128 (prompt tokens)  TG=128 (generated tokens)
 #        FOLIO_ARGS="--activation-bits 8" (extra folio flags)  LLAMA_ARGS (extra llama flags)
-#        LLAMA_CPP_FLAVOR=native|noamx (bench/llama_env.sh)
+#        LLAMA_CPP_FLAVOR=native|noamx, or LLAMA_CPP_DIR=BUILD for a fork built by hand
+#        (bench/llama_env.sh)
 #
 # Both report decode tokens/s over the phase where every sequence generates (llama's S_TG:
 # npl * TG / t_tg; folio's decode t/s after every sequence has its first token). The two
@@ -44,8 +45,9 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 .venv/bin/python - "$tmp" "$rounds" "$model" "$threads" "$npl" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 tmp, rounds, model, threads, npl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+peer = os.environ.get("llama_name", "llama.cpp")
 levels = [int(x) for x in npl.split(",")]
 
 def folio(path):
@@ -69,16 +71,16 @@ best = {}
 for n in levels:
     med = {fa: statistics.median(l[fa][n] for _, l in runs) for fa in ("off", "on")}
     best[n] = max(med, key=med.get)
-    print(f"llama.cpp at {n} sequences: best -fa {best[n]} "
+    print(f"{peer} at {n} sequences: best -fa {best[n]} "
           f"(medians off {med['off']:.1f}, on {med['on']:.1f} t/s)")
 print(f"model {model}, {threads} threads, sequences {levels}")
-print(f"{'round':>5} {'seqs':>5} {'folio t/s':>10} {'llama.cpp t/s':>14} {'ratio':>6}")
+print(f"{'round':>5} {'seqs':>5} {'folio t/s':>10} {peer + ' t/s':>17} {'ratio':>6}")
 ratios = {}
 for r, (f, l) in enumerate(runs, 1):
     for n in levels:
         ratio = f[n] / l[best[n]][n]
         ratios.setdefault(n, []).append(ratio)
-        print(f"{r:>5} {n:>5} {f[n]:>10.1f} {l[best[n]][n]:>14.1f} {ratio:>6.2f}")
+        print(f"{r:>5} {n:>5} {f[n]:>10.1f} {l[best[n]][n]:>17.1f} {ratio:>6.2f}")
 for n, v in ratios.items():
     print(f"median ratio at {n} sequences: {statistics.median(v):.2f}x")
 PY

@@ -5,6 +5,8 @@
 #   bench/compare_llama.sh [MODEL.gguf] [THREADS] [REPS] [ROUNDS]
 #   env: FOLIO_ARGS="--activation-bits 8" (extra `folio bench` flags)
 #        LLAMA_ARGS="--repack 0" (extra llama-bench flags)  LLAMA_CPP_FLAVOR=native|noamx
+#        LLAMA_CPP_DIR=BUILD (a fork built by hand, e.g. ik_llama.cpp with LLAMA_ARGS="-rtr 1";
+#        see bench/llama_env.sh)
 #
 # Builds llama.cpp first if needed (bench/llama_cpp.sh, into the git-ignored bench/.work/),
 # then alternates `folio bench` and `llama-bench` (pp512, tg128) for ROUNDS rounds so both see
@@ -42,6 +44,7 @@ done
 .venv/bin/python - "$tmp" "$rounds" "$model" "$threads" <<'PY'
 import json, os, statistics, sys
 tmp, rounds, model, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+peer = os.environ.get("llama_name", "llama.cpp")
 
 def folio(path):
     d = json.load(open(path))
@@ -65,16 +68,16 @@ for t in ("pp512", "tg128"):
     med = {fa: statistics.median(l[t][fa] for _, l in runs) for fa in runs[0][1][t]}
     best[t] = max(med, key=med.get)
     others = ", ".join(f"-fa {fa}: {v:.1f} t/s" for fa, v in sorted(med.items()))
-    print(f"llama.cpp {t}: best -fa {best[t]} (medians {others})")
+    print(f"{peer} {t}: best -fa {best[t]} (medians {others})")
 print(f"model {model}, {threads} threads, folio flags: {os.environ.get('FOLIO_ARGS', '') or 'defaults'}"
-      f", llama.cpp flags: {os.environ.get('LLAMA_ARGS', '') or 'defaults'}")
-print(f"{'round':>5} {'test':>6} {'folio t/s':>10} {'llama.cpp t/s':>14} {'ratio':>6}")
+      f", {peer} flags: {os.environ.get('LLAMA_ARGS', '') or 'defaults'}")
+print(f"{'round':>5} {'test':>6} {'folio t/s':>10} {peer + ' t/s':>17} {'ratio':>6}")
 ratios = {}
 for r, (f, l) in enumerate(runs, 1):
     for t in ("pp512", "tg128"):
         ratio = f[t] / l[t][best[t]]
         ratios.setdefault(t, []).append(ratio)
-        print(f"{r:>5} {t:>6} {f[t]:>10.1f} {l[t][best[t]]:>14.1f} {ratio:>6.2f}")
+        print(f"{r:>5} {t:>6} {f[t]:>10.1f} {l[t][best[t]]:>17.1f} {ratio:>6.2f}")
 for t, v in ratios.items():
     print(f"median ratio {t}: {statistics.median(v):.2f}x")
 PY
