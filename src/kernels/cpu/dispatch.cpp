@@ -25,9 +25,10 @@ const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits b
 
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits,
                                 std::size_t n) {
-  // One activation row reads each panel as one stream (gemm_avx2_panel.cpp says why): the
-  // 256-bit VNNI kernels for 16-bit activations, the AVX2 ones for 8-bit.
-  if (isa >= Isa::kAvx512 && n == 1) {
+  // Up to kMaxTileCols activation rows (decode of a few sequences) read each panel as one
+  // stream (gemm_avx2_panel.cpp says why): the 256-bit VNNI kernels for 16-bit activations,
+  // the AVX2 ones for 8-bit. From there on the two-panel kernels are as fast or faster.
+  if (isa >= Isa::kAvx512 && n <= kMaxTileCols) {
     if (bits == ActivationBits::k8) return avx2_panel_kernel(type, bits);
     if (const PanelKernel* k = avx512_panel_kernel_narrow(type)) return k;
   }

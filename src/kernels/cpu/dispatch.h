@@ -25,7 +25,7 @@ const GemmKernel* gemm_kernel(Isa isa, gguf::TensorType type, ActivationBits bit
 // repacked at that level.
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits);
 // The same for a call with n activation rows: some levels have a faster
-// kernel for one row (same layout, same results).
+// kernel for a few rows (same layout, same results).
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits, std::size_t n);
 
 // The AMX tile kernel of `type` (prefill rows in multiples of kAmxRows), or

@@ -587,7 +587,7 @@ struct Q6KI16K {
 FOLIO_AVX2_END
 
 // ---- the same one-panel kernels with 256-bit EVEX dot products ---------------
-// For one activation row (decode) at the AVX-512 level: the panel is read as
+// For up to kMaxTileCols activation rows (decode) at the AVX-512 level: the panel is read as
 // one stream, as by the AVX2 kernels, and the products use vpdpbusd /
 // vpdpwssd on 256-bit vectors (AVX-512 VL + VNNI). The two-panel 512-bit
 // kernels read two streams a panel apart and then jump two panels on: on a

@@ -158,9 +158,9 @@ const PanelKernel* avx2_panel_kernel_halves(gguf::TensorType type);
 // The AVX-512 VNNI panel kernel (one-panel calls are the AVX2 kernel's), or
 // nullptr when the type has none at that level (gemm_avx512_panel.cpp).
 const PanelKernel* avx512_panel_kernel(gguf::TensorType type, ActivationBits bits);
-// For one activation row (decode) with 16-bit activations at the AVX-512
-// level: one-panel kernels that read the panel as one stream, as the AVX2
-// kernels do, with 256-bit vpdpbusd / vpdpwssd (Q4/Q5 types against the int8
+// For up to kMaxTileCols activation rows (decode) with 16-bit activations at
+// the AVX-512 level: one-panel kernels that read the panel as one stream, as
+// the AVX2 kernels do, with 256-bit vpdpbusd / vpdpwssd (Q4/Q5 types against the int8
 // halves of the activations, Q8_0 / Q6_K against int16), or nullptr
 // (gemm_avx2_panel.cpp; why one stream: there).
 const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type);
