@@ -603,7 +603,7 @@ namespace {
 // One block's int32 sums for NC activation rows in kChains accumulators per
 // row: a fused dot product waits for its accumulator, so one or two rows
 // alone would leave the core idle on a single chain. Step k adds into chain
-// k % kChains; total() sums the chains (exact).
+// k % kChains; fold() sums the chains into chain[0] (exact).
 template <int NC>
 struct Sums {
   static constexpr int kChains = NC == 1 ? 4 : NC == 2 ? 2 : 1;
@@ -664,7 +664,7 @@ void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   store_rows(tile.acc, NC, y, ldy, nr);
 }
 
-// Q8_0 (kHalves 1) and Q6_K (kHalves 2: one sum per 16-value half, each with
+// Q8_0 (kSumHalves 1) and Q6_K (kSumHalves 2: one sum per 16-value half, each with
 // its own scale) against int16 activations: bytes b0, b2 sign-extended are
 // elements 4t, 4t+2, and b1, b3 elements 4t+1, 4t+3.
 template <class Fmt, int kSumHalves, int NC>
@@ -766,25 +766,34 @@ const PanelKernel* avx2_panel_kernel_halves(gguf::TensorType type) {
   }
 }
 
+namespace {
+
+// The AVX2 one-panel kernel `base` (its activation format, quantizer and
+// layout) with the 256-bit VNNI kernel `panel` in its place.
+PanelKernel with_vnni_panel(const PanelKernel* base, PanelFn panel) {
+  PanelKernel k = *base;
+  k.panel = panel;
+  return k;
+}
+
+}  // namespace
+
 const PanelKernel* avx512_panel_kernel_narrow(gguf::TensorType type) {
+  using avx2::dispatch_nc, avx2::VnniQ45K, avx2::VnniQ8K;
   using gguf::TensorType;
-  static const PanelKernel q4_0 = panel_kernel_q16<FmtQ4_0, avx2::VnniQ45K<FmtQ4_0>::K>();
-  static const PanelKernel q4_1 = panel_kernel_q16<FmtQ4_1, avx2::VnniQ45K<FmtQ4_1>::K>();
-  static const PanelKernel q5_0 = panel_kernel_q16<FmtQ5_0, avx2::VnniQ45K<FmtQ5_0>::K>();
-  static const PanelKernel q5_1 = panel_kernel_q16<FmtQ5_1, avx2::VnniQ45K<FmtQ5_1>::K>();
-  static const PanelKernel q8_0 = panel_kernel_i16<FmtQ8_0, avx2::VnniQ8K<FmtQ8_0, 1>::K>();
-  static const PanelKernel q4_k{ActFormat::kQ16_32,
-                                avx2::quantize_row_q16_32,
-                                32,
-                                FmtQ4_K::kGroupBytes,
-                                repack_q4_k,
-                                avx2::dispatch_nc<avx2::VnniQ45K<FmtQ4_K>::K>};
-  static const PanelKernel q6_k{ActFormat::kI16_32,
-                                avx2::quantize_row_i16_32,
-                                32,
-                                FmtQ6_K::kGroupBytes,
-                                repack_q6_k,
-                                avx2::dispatch_nc<avx2::VnniQ8K<FmtQ6_K, 2>::K>};
+  const auto halves = [](TensorType t, PanelFn panel) {
+    return with_vnni_panel(avx2_panel_kernel_halves(t), panel);
+  };
+  const auto i16 = [](TensorType t, PanelFn panel) {
+    return with_vnni_panel(avx2_panel_kernel(t, ActivationBits::k16), panel);
+  };
+  static const PanelKernel q4_0 = halves(TensorType::Q4_0, dispatch_nc<VnniQ45K<FmtQ4_0>::K>);
+  static const PanelKernel q4_1 = halves(TensorType::Q4_1, dispatch_nc<VnniQ45K<FmtQ4_1>::K>);
+  static const PanelKernel q5_0 = halves(TensorType::Q5_0, dispatch_nc<VnniQ45K<FmtQ5_0>::K>);
+  static const PanelKernel q5_1 = halves(TensorType::Q5_1, dispatch_nc<VnniQ45K<FmtQ5_1>::K>);
+  static const PanelKernel q4_k = halves(TensorType::Q4_K, dispatch_nc<VnniQ45K<FmtQ4_K>::K>);
+  static const PanelKernel q8_0 = i16(TensorType::Q8_0, dispatch_nc<VnniQ8K<FmtQ8_0, 1>::K>);
+  static const PanelKernel q6_k = i16(TensorType::Q6_K, dispatch_nc<VnniQ8K<FmtQ6_K, 2>::K>);
   switch (type) {
     case TensorType::Q4_0:
       return &q4_0;
