@@ -88,14 +88,19 @@ void cut_pages(const std::vector<kernels::KvPage>& all, std::size_t n,
   }
 }
 
+// y[t] += l.bias for each of the n rows of l's output (no bias: nothing).
+void add_bias(const Linear& l, std::size_t n, float* y) {
+  if (l.bias.empty()) return;
+  const std::size_t rows = l.w.rows();
+  for (std::size_t t = 0; t < n; ++t) kernels::add(y + t * rows, l.bias.data(), rows);
+}
+
 }  // namespace
 
 void Model::linear(const Linear& l, const float* x, std::size_t n, float* y,
                    kernels::ThreadPool& pool) const {
   kernels::matmul(l.w, x, n, y, pool, activation_bits_);
-  if (l.bias.empty()) return;
-  const std::size_t rows = l.w.rows();
-  for (std::size_t t = 0; t < n; ++t) kernels::add(y + t * rows, l.bias.data(), rows);
+  add_bias(l, n, y);
 }
 
 void Model::block_linear(const Linear& l, const float* x, std::size_t n, float* y, Workspace& ws,
@@ -114,11 +119,7 @@ void Model::block_linears(std::initializer_list<LinearOut> outs, const float* x,
     mm[m++] = {&o.l->w, o.y};
   }
   kernels::matmul_shared_input({mm.data(), m}, x, n, pool, activation_bits_);
-  for (const LinearOut& o : outs) {
-    if (o.l->bias.empty()) continue;
-    const std::size_t rows = o.l->w.rows();
-    for (std::size_t t = 0; t < n; ++t) kernels::add(o.y + t * rows, o.l->bias.data(), rows);
-  }
+  for (const LinearOut& o : outs) add_bias(*o.l, n, o.y);
 }
 
 std::span<const float> Model::forward(const Batch& batch, KvCache& kv, Workspace& ws,
