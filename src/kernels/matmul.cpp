@@ -47,6 +47,12 @@ const cpu::PanelKernel* active_panel_kernel(gguf::TensorType type, ActivationBit
   return cpu::panel_kernel(active_isa(), type, bits);
 }
 
+// The AMX tiles of a repacked type for a call with n activation rows, or
+// nullptr when the panel kernels run it.
+const cpu::AmxKernel* amx_for(gguf::TensorType type, ActivationBits bits, std::size_t n) {
+  return n >= kAmxMinRows ? cpu::amx_kernel(active_isa(), type, bits) : nullptr;
+}
+
 // Per-calling-thread scratch for quantized activations: grows to the largest
 // call seen and is then reused, so steady-state calls do not allocate.
 std::vector<std::uint8_t>& act_scratch() {
@@ -233,8 +239,7 @@ void matmul_shared_input(std::span<const MatmulOutput> outs, const float* x, std
   const WeightMatrix& w0 = *outs[0].w;
   const cpu::PanelKernel* pk =
       w0.repacked() ? cpu::panel_kernel(active_isa(), w0.type(), bits, n) : nullptr;
-  bool shared = pk != nullptr &&
-                (cpu::amx_kernel(active_isa(), w0.type(), bits) == nullptr || n < kAmxMinRows);
+  bool shared = pk != nullptr && amx_for(w0.type(), bits, n) == nullptr;
   for (const MatmulOutput& o : outs) {
     shared = shared && o.w->repacked() && o.w->type() == w0.type() && o.w->cols() == w0.cols();
   }
@@ -255,8 +260,7 @@ void matmul(const WeightMatrix& w, const float* x, std::size_t n, float* y, Thre
   if (n == 0) return;
   if (w.repacked()) {
     if (const cpu::PanelKernel* pk = cpu::panel_kernel(active_isa(), w.type(), bits, n)) {
-      const cpu::AmxKernel* a = cpu::amx_kernel(active_isa(), w.type(), bits);
-      if (a != nullptr && n >= kAmxMinRows) {
+      if (const cpu::AmxKernel* a = amx_for(w.type(), bits, n)) {
         matmul_amx(*a, *pk, w, x, n, y, pool);
       } else {
         const MatmulOutput out{&w, y};
