@@ -3,9 +3,10 @@
 // For each KV head, positions are visited in tiles of up to tile_rows(hd)
 // tokens, gathered across pages. A tile's K and V rows are converted once to
 // dense f32 scratch (16 KB each, L1-resident) and shared by every query head
-// of the group; for each of those heads the tile's scores are computed, the
-// running max m and denominator l are updated (FlashAttention's rescaling:
-// acc *= exp(m_old - m_new)), and the p-weighted V rows are added into `out`.
+// of the group. The group's heads are scored together (each K row loaded
+// once for all of them), then each head's running max m and denominator l
+// are updated (FlashAttention's rescaling: acc *= exp(m_old - m_new)), and
+// the p-weighted V rows are added into the group's rows of `out` together.
 // Nothing is copied per head, and the score matrix is never materialized.
 #include "kernels/attention.h"
 
@@ -44,11 +45,17 @@ void load_tile_rows(const void* src, std::size_t row_bytes, std::size_t nt, std:
     kv_load_head_stored(kDtype, s + j * row_bytes, hd, dst + j * hd);
 }
 
-void scores(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale, float* s) {
-  for (std::size_t j = 0; j < nt; ++j) {
-    float a = 0.0f;
-    for (std::size_t i = 0; i < hd; ++i) a += q[i] * k[j * hd + i];
-    s[j] = a * scale;
+void scores(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
+            float scale, float* s, std::size_t s_stride, float* max) {
+  for (std::size_t g = 0; g < heads; ++g) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j < nt; ++j) {
+      float a = 0.0f;
+      for (std::size_t i = 0; i < hd; ++i) a += q[g * hd + i] * k[j * hd + i];
+      s[g * s_stride + j] = a * scale;
+      m = std::max(m, a * scale);
+    }
+    max[g] = m;
   }
 }
 
@@ -61,9 +68,12 @@ float exp_shift(float* s, std::size_t nt, float m) {
   return sum;
 }
 
-void accumulate(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc) {
-  for (std::size_t j = 0; j < nt; ++j) {
-    for (std::size_t i = 0; i < hd; ++i) acc[i] += p[j] * v[j * hd + i];
+void accumulate(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
+                std::size_t nt, std::size_t hd, float* acc) {
+  for (std::size_t g = 0; g < heads; ++g) {
+    for (std::size_t j = 0; j < nt; ++j) {
+      for (std::size_t i = 0; i < hd; ++i) acc[g * hd + i] += p[g * p_stride + j] * v[j * hd + i];
+    }
   }
 }
 
@@ -162,10 +172,13 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
   thread_local std::vector<HeadState> state;  // [query][head]
   thread_local std::vector<float> scratch;
   state.assign(nq * shape.n_heads, {-std::numeric_limits<float>::infinity(), 0.0f});
-  if (scratch.size() < tile * (2 * hd + 1)) scratch.resize(tile * (2 * hd + 1));
+  // K and V tiles, then the group's scores [group x tile] and their maxima.
+  const std::size_t scratch_floats = tile * (2 * hd + group) + group;
+  if (scratch.size() < scratch_floats) scratch.resize(scratch_floats);
   float* const kt = scratch.data();
   float* const vt = kt + tile * hd;
   float* const p = vt + tile * hd;
+  float* const tile_max = p + tile * group;
   // Only this call's heads of each output row: other calls may own the rest.
   for (std::size_t i = 0; i < nq; ++i)
     std::fill(out + i * qd + h_begin * hd, out + i * qd + h_end * hd, 0.0f);
@@ -212,25 +225,28 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
           const std::size_t nt = b - a + 1;
           const float* kr = kt + (a - g0) * hd;
           const float* vr = vt + (a - g0) * hd;
+          // The group's query heads are adjacent in q and out.
+          const std::size_t h0 = kvh * group;
+          float* const og = out + i * qd + h0 * hd;
+          prims.scores(qs + i * qd + h0 * hd, group, kr, nt, hd, shape.scale, p, tile, tile_max);
           for (std::size_t g = 0; g < group; ++g) {
-            const std::size_t h = kvh * group + g;
-            float* oh = out + i * qd + h * hd;
-            prims.scores(qs + i * qd + h * hd, kr, nt, hd, shape.scale, p);
+            float* pg = p + g * tile;
+            float* oh = og + g * hd;
             if (shape.softcap > 0.0f) {
               for (std::size_t j = 0; j < nt; ++j)
-                p[j] = shape.softcap * std::tanh(p[j] / shape.softcap);
+                pg[j] = shape.softcap * std::tanh(pg[j] / shape.softcap);
+              tile_max[g] = *std::max_element(pg, pg + nt);
             }
-            const float tile_max = *std::max_element(p, p + nt);
-            HeadState& st = state[i * shape.n_heads + h];
-            if (tile_max > st.m) {  // rescale what was accumulated under the old max
-              const float corr = std::exp(st.m - tile_max);  // 0 on the first tile
+            HeadState& st = state[i * shape.n_heads + h0 + g];
+            if (tile_max[g] > st.m) {  // rescale what was accumulated under the old max
+              const float corr = std::exp(st.m - tile_max[g]);  // 0 on the first tile
               for (std::size_t k = 0; k < hd; ++k) oh[k] *= corr;
               st.l *= corr;
-              st.m = tile_max;
+              st.m = tile_max[g];
             }
-            st.l += prims.exp_shift(p, nt, st.m);
-            prims.accumulate(p, vr, nt, hd, oh);
+            st.l += prims.exp_shift(pg, nt, st.m);
           }
+          prims.accumulate(p, tile, group, vr, nt, hd, og);
         }
       }
     };

@@ -1,5 +1,5 @@
-// tests/kernels/attention_test.cpp: tiled online-softmax attention (AVX2 and
-// scalar) against attention_ref (materialized scores, f64 softmax) over page
+// tests/kernels/attention_test.cpp: tiled online-softmax attention (every
+// ISA level the host runs) against attention_ref (materialized scores, f64 softmax) over page
 // splits, GQA ratios, head sizes, sliding windows, soft-capping and K/V dtypes.
 //
 // Tolerance: outputs are convex combinations of V rows, so errors scale with
@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/fp16.h"
+#include "isa_levels.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
 
@@ -90,7 +91,7 @@ void compare(const AttentionShape& s, std::size_t T, std::mt19937& rng, const st
     const auto pages = split(cache, sizes, s.kv_dtype);
     for (std::size_t pos : {T - 1, T / 2, std::size_t{0}}) {
       attention_ref(q.data(), pos, pages, s, ref.data());
-      for (Isa isa : {Isa::kAvx2, Isa::kScalar}) {
+      for (Isa isa : testing::supported_isas()) {
         IsaOverride force(isa);
         attention(q.data(), pos, pages, s, fast.data());
         for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -106,7 +107,7 @@ void compare(const AttentionShape& s, std::size_t T, std::mt19937& rng, const st
 TEST(Attention, MatchesReferenceAcrossShapesAndPages) {
   std::mt19937 rng(5);
   for (std::size_t hd : {64, 128, 256, 40, 36}) {
-    for (std::size_t ratio : {1, 3, 4}) {
+    for (std::size_t ratio : {1, 3, 4, 5}) {  // 5: a block of three heads, then two
       for (KvDtype dt : {KvDtype::kF32, KvDtype::kF16, KvDtype::kI8, KvDtype::kI4}) {
         const std::size_t kv = 2;
         AttentionShape s{kv * ratio, kv, hd, 1.0f / std::sqrt(static_cast<float>(hd)), dt, 0, 0.0f};
@@ -338,7 +339,7 @@ TEST(Attention, SinksPlusWindow) {
         std::vector<float> q(nq * qd), qs(nq * qd), rows(nq * qd), one(qd), ref(qd);
         for (auto& x : q) x = nd(rng);
         for (auto& x : qs) x = nd(rng);
-        for (Isa isa : {Isa::kAvx2, Isa::kScalar}) {
+        for (Isa isa : testing::supported_isas()) {
           IsaOverride force(isa);
           attention_rows(q.data(), nq, pos0, pages, s, rows.data(), qs.data());
           for (std::size_t i = 0; i < nq; ++i) {
@@ -431,6 +432,48 @@ TEST(Attention, HeadRangesAreBitIdenticalAndDisjoint) {
       attention_rows_heads(q.data(), nq, pos0, pages, s, parts.data(), qs.data(), 0, 1);
       attention_rows_heads(q.data(), nq, pos0, pages, s, parts.data(), qs.data(), 2, 3);
       ASSERT_EQ(0, std::memcmp(parts.data(), whole.data(), whole.size() * sizeof(float)));
+    }
+  }
+}
+
+// The SIMD levels score and accumulate the same per-element arithmetic
+// however many query heads they block together (kernels/cpu/attention_prims.h),
+// so every level from AVX2 up gives the same bytes: group sizes 1 to 7 cover
+// blocks of three, two and one head, head sizes with and without a tail of
+// eight, and tiles with key counts that are and are not multiples of eight.
+TEST(Attention, SimdLevelsAreBitIdentical) {
+  std::vector<Isa> levels;
+  for (Isa isa : testing::supported_isas())
+    if (isa >= Isa::kAvx2) levels.push_back(isa);
+  if (levels.size() < 2) GTEST_SKIP() << "this host runs fewer than two SIMD levels";
+  std::mt19937 rng(17);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const std::size_t T = 150;
+  for (std::size_t group = 1; group <= 7; ++group) {
+    for (std::size_t hd : {64, 36, 256}) {
+      for (KvDtype dt : {KvDtype::kF16, KvDtype::kI8}) {
+        for (float softcap : {0.0f, 20.0f}) {
+          AttentionShape s{2 * group, 2, hd, 0.125f, dt, 0, softcap};
+          const std::size_t qd = s.n_heads * hd;
+          const Cache cache = make_cache(T, s.n_kv_heads, hd, rng);
+          const auto pages = split(cache, {T}, dt);
+          for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{0, 75}, {149, 1}}) {
+            std::vector<float> q(nq * qd), base(nq * qd), other(nq * qd);
+            for (auto& x : q) x = nd(rng);
+            {
+              IsaOverride force(levels[0]);
+              attention_rows(q.data(), nq, pos0, pages, s, base.data());
+            }
+            for (std::size_t l = 1; l < levels.size(); ++l) {
+              IsaOverride force(levels[l]);
+              attention_rows(q.data(), nq, pos0, pages, s, other.data());
+              ASSERT_EQ(0, std::memcmp(base.data(), other.data(), base.size() * sizeof(float)))
+                  << isa_name(levels[l]) << " vs " << isa_name(levels[0]) << ": group " << group
+                  << " hd " << hd << " softcap " << softcap << " pos0 " << pos0;
+            }
+          }
+        }
+      }
     }
   }
 }

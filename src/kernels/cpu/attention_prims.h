@@ -2,8 +2,17 @@
 //
 // attention() walks K/V in tiles of up to tile_rows() positions. Each tile is
 // first converted to dense f32 [nt x hd] (once per KV head, shared by all
-// query heads of its group), then for each query head: nt scores, their
-// exponentials, and the p-weighted sum of the V rows.
+// query heads of its group), then for each query token the group's query
+// heads are scored together against it (each K row is loaded once for all of
+// them), each head's exponentials are taken, and the p-weighted sums of the V
+// rows are added into the group's outputs together.
+//
+// The arithmetic of one (head, key) score and of one output element does not
+// depend on how many heads are computed together, nor on the ISA level that
+// runs the AVX2 primitives (the AVX-512 level uses them too): a score is
+// eight lane sums of fused products over hd / 8 steps, added as
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), times scale; an output
+// element adds p[j] * v[j] in key order.
 #pragma once
 
 #include <cstddef>
@@ -17,13 +26,15 @@ struct AttentionPrims {
   // of kernels/kv_row.h for the dtype), as f32.
   void (*load_tile)(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                     float* dst);
-  // s[j] = scale * (q . k[j]) for the nt dense rows of k.
-  void (*scores)(const float* q, const float* k, std::size_t nt, std::size_t hd, float scale,
-                 float* s);
+  // s[g * s_stride + j] = scale * (q_g . k[j]) for the `heads` query rows
+  // q_g = q + g * hd and the nt dense rows of k; max[g] = max_j of them.
+  void (*scores)(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
+                 float scale, float* s, std::size_t s_stride, float* max);
   // s[j] = exp(s[j] - m); returns the sum of the new s[j].
   float (*exp_shift)(float* s, std::size_t nt, float m);
-  // acc[i] += sum_j p[j] * v[j*hd + i].
-  void (*accumulate)(const float* p, const float* v, std::size_t nt, std::size_t hd, float* acc);
+  // acc[g * hd + i] += sum_j p[g * p_stride + j] * v[j * hd + i] for g < heads.
+  void (*accumulate)(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
+                     std::size_t nt, std::size_t hd, float* acc);
 };
 
 // The f32 load_tile (a strided row copy), shared by every ISA.
@@ -32,5 +43,6 @@ void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype);
 const AttentionPrims& avx2_attention_prims(KvDtype dtype);
+const AttentionPrims& avx512_attention_prims(KvDtype dtype);  // also the AMX level
 
 }  // namespace folio::kernels::cpu

@@ -40,6 +40,7 @@ const AmxKernel* amx_kernel(Isa isa, gguf::TensorType type, ActivationBits bits)
 }
 
 const AttentionPrims& attention_prims(Isa isa, KvDtype dtype) {
+  if (isa >= Isa::kAvx512) return avx512_attention_prims(dtype);
   return isa >= Isa::kAvx2 ? avx2_attention_prims(dtype) : scalar_attention_prims(dtype);
 }
 
