@@ -1,12 +1,15 @@
-// bench/attention_bench.cpp: attention for one query token over a KV cache of
-// `ctx` positions in 16-token f16 pages (the paged engine's layout), at the
-// head shapes of SmolLM2-135M (9 query heads, 3 KV heads, head_dim 64) and
-// Gemma 3 270M (4 / 1, head_dim 256). One thread, CPU time.
+// bench/attention_bench.cpp: attention over a KV cache of `ctx` positions in
+// 16-token f16 pages (the paged engine's layout), at the head shapes of
+// SmolLM2-135M (9 query heads, 3 KV heads, head_dim 64) and Gemma 3 270M
+// (4 / 1, head_dim 256). One thread, CPU time.
+//   run:     one query token at position ctx - 1 (decode);
+//   prefill: ctx query tokens at positions 0 .. ctx - 1 in one attention_rows
+//            call (a whole prompt, causal).
 //
-//   GFLOP/s = 4 * n_heads * head_dim * ctx / time   (q.k and p.v, 2 flops per MAC)
-//   GB/s    = K and V bytes read / time
+//   GFLOP/s = 4 * n_heads * head_dim * keys read / time   (q.k and p.v, 2 flops per MAC)
+//   GB/s    = K and V bytes read / time (decode)
 //
-// Run: build/<dir>/bench/attention_bench [--benchmark_filter=smollm2]
+// Run: [FOLIO_ISA=avx2] build/<dir>/bench/attention_bench [--benchmark_filter=smollm2]
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -16,39 +19,76 @@
 
 #include "base/fp16.h"
 #include "kernels/attention.h"
+#include "kernels/cpu_features.h"
 
 namespace {
 
 using namespace folio::kernels;
 
+// A cache of ctx random f16 positions in 16-token pages, and nq query rows.
+struct Case {
+  std::vector<std::uint16_t> k, v;
+  std::vector<KvPage> pages;
+  std::vector<float> q, out;
+  AttentionShape shape;
+
+  Case(std::size_t ctx, std::size_t nq, std::size_t heads, std::size_t kv_heads, std::size_t hd)
+      : shape{heads,         kv_heads, hd,  1.0f / std::sqrt(static_cast<float>(hd)),
+              KvDtype::kF16, 0,        0.0f} {
+    const std::size_t row = kv_heads * hd, page = 16;
+    std::mt19937 rng(1);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    k.resize(ctx * row);
+    v.resize(ctx * row);
+    for (auto& x : k) x = folio::f32_to_fp16(nd(rng));
+    for (auto& x : v) x = folio::f32_to_fp16(nd(rng));
+    for (std::size_t t = 0; t < ctx; t += page) {
+      pages.push_back({k.data() + t * row, v.data() + t * row, std::min(page, ctx - t)});
+    }
+    q.resize(nq * heads * hd);
+    out.resize(q.size());
+    for (auto& x : q) x = nd(rng);
+  }
+};
+
 void run(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std::size_t hd) {
   const auto ctx = static_cast<std::size_t>(state.range(0));
-  const std::size_t row = kv_heads * hd, page = 16;
-  std::mt19937 rng(1);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<std::uint16_t> k(ctx * row), v(ctx * row);
-  for (auto& x : k) x = folio::f32_to_fp16(nd(rng));
-  for (auto& x : v) x = folio::f32_to_fp16(nd(rng));
-  std::vector<KvPage> pages;
-  for (std::size_t t = 0; t < ctx; t += page) {
-    pages.push_back({k.data() + t * row, v.data() + t * row, std::min(page, ctx - t)});
-  }
-  std::vector<float> q(heads * hd), out(heads * hd);
-  for (auto& x : q) x = nd(rng);
-  const AttentionShape shape{heads,         kv_heads, hd,  1.0f / std::sqrt(static_cast<float>(hd)),
-                             KvDtype::kF16, 0,        0.0f};
+  Case c(ctx, 1, heads, kv_heads, hd);
   for (auto _ : state) {
-    attention(q.data(), ctx - 1, pages, shape, out.data());
-    benchmark::DoNotOptimize(out.data());
+    attention(c.q.data(), ctx - 1, c.pages, c.shape, c.out.data());
+    benchmark::DoNotOptimize(c.out.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(4.0 * static_cast<double>(heads * hd * ctx) * 1e-9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * ctx * row * 2));
+  state.SetBytesProcessed(
+      static_cast<std::int64_t>(state.iterations() * 2 * ctx * kv_heads * hd * 2));
+}
+
+void prefill(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std::size_t hd) {
+  const auto ctx = static_cast<std::size_t>(state.range(0));
+  Case c(ctx, ctx, heads, kv_heads, hd);
+  for (auto _ : state) {
+    attention_rows(c.q.data(), ctx, 0, c.pages, c.shape, c.out.data());
+    benchmark::DoNotOptimize(c.out.data());
+  }
+  const double keys = static_cast<double>(ctx) * static_cast<double>(ctx + 1) / 2.0;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(4.0 * static_cast<double>(heads * hd) * keys * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace
 
 BENCHMARK_CAPTURE(run, smollm2, 9, 3, 64)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");
 BENCHMARK_CAPTURE(run, gemma3, 4, 1, 256)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");
+BENCHMARK_CAPTURE(prefill, smollm2, 9, 3, 64)->Arg(512)->ArgName("ctx");
+BENCHMARK_CAPTURE(prefill, gemma3, 4, 1, 256)->Arg(512)->ArgName("ctx");
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  folio::kernels::configure_isa_from_env();  // FOLIO_ISA=avx2 compares the levels
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

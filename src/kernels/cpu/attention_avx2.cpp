@@ -194,6 +194,13 @@ FOLIO_ATTN_INLINE void accumulate_heads(const float* p, std::size_t p_stride, co
   }
 }
 
+// Whether `rest` heads start with a block of three: when the rest then
+// splits into threes and twos (3, 5 = 3 + 2, 6 = 3 + 3, 7 = 3 + 2 + 2), not
+// when a one would be left over (4 = 2 + 2, not 3 + 1).
+constexpr bool take_three(std::size_t rest) {
+  return rest >= 3 && (rest % 2 == 1 || rest % 3 == 0);
+}
+
 // The group's heads in blocks of B::kHeads (then fewer), each block with the
 // register blocking B gives it: B::keys(NH) keys per score block,
 // B::chunks(NH) vectors of each output row per accumulate chunk.
@@ -203,7 +210,7 @@ FOLIO_ATTN_INLINE void scores_blocked(const float* q, std::size_t heads, const f
                                       std::size_t s_stride, float* max) {
   std::size_t g = 0;
   if constexpr (B::kHeads >= 3) {
-    for (; g + 3 <= heads; g += 3)
+    for (; take_three(heads - g); g += 3)
       score_heads<3, B::keys(3)>(q + g * hd, k, nt, hd, scale, s + g * s_stride, s_stride);
   }
   if constexpr (B::kHeads >= 2) {
@@ -221,7 +228,7 @@ FOLIO_ATTN_INLINE void accumulate_blocked(const float* p, std::size_t p_stride, 
                                           float* acc) {
   std::size_t g = 0;
   if constexpr (B::kHeads >= 3) {
-    for (; g + 3 <= heads; g += 3)
+    for (; take_three(heads - g); g += 3)
       accumulate_heads<3, B::chunks(3)>(p + g * p_stride, p_stride, v, nt, hd, acc + g * hd);
   }
   if constexpr (B::kHeads >= 2) {
@@ -328,8 +335,8 @@ FOLIO_AVX2_END
 // With 32 registers, three query heads are scored against four keys at once
 // (12 accumulators, 3 q rows, 1 K row) and accumulated in chunks of 32
 // floats (12 accumulators, 4 V rows), so each K and V row is loaded once for
-// three heads. Per element the same operations in the same order as the
-// AVX2 level, so the two are bit-identical.
+// three heads; a group of four runs as two pairs (eight keys, 32 floats). Per element the same
+// operations in the same order as the AVX2 level, so the two are bit-identical.
 FOLIO_AVX512_BEGIN
 namespace folio::kernels::cpu {
 
