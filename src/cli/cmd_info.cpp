@@ -14,11 +14,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "base/error.h"
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/deployment_plan.h"
 #include "cli/engine_flags.h"
 #include "cli/model_file.h"
 #include "cli/model_template.h"
@@ -28,6 +30,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/kv_row.h"
 #include "kv/kv_groups.h"
+#include "kv/kv_sizing.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "spec/draft_vocabulary.h"
@@ -49,6 +52,13 @@ struct InfoArgs {
   std::string speculative_config;  // validated against the model and described
   int attention_window = 0;        // --attention-window: the paged figures under that policy
   int attention_sinks = -1;
+  // `folio serve`'s flags of the same names: the paged figures and the
+  // deployment plan are for a server started with them.
+  std::int32_t max_num_batched_tokens = engine::EngineConfig{}.max_num_batched_tokens;
+  std::int32_t block_size = engine::EngineConfig{}.block_size;
+  std::string kv_cache_dtype = "auto";
+  std::string kv_cache_memory;  // "": what num_seqs sequences of max_model_len need
+  int threads = 0;              // 0: this machine's hardware threads
 };
 
 // The KV cache dtypes the engine serves, by their --kv-cache-dtype names.
@@ -188,18 +198,27 @@ Json tensors_json(const gguf::GgufFile& f) {
           {"types", types}};
 }
 
-// What the engine's paged pool holds (kv/kv_groups.h) at its default block
-// size and step budget: blocks of one layer group, a sliding group holding
-// its window plus one step; `every_position_*` is the same pool keeping
-// every position of every layer. Under a sink + window `policy` every group
-// it narrows holds its sinks and window plus one step.
-Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t num_seqs,
-                const AttentionWindow& policy) {
-  const engine::EngineConfig defaults;
-  const std::int32_t bs = defaults.block_size;
+// The most blocks one sequence of `len` positions holds in the engine's
+// paged pool (kv/kv_groups.h) at the block size and step budget of `a`.
+std::int64_t blocks_per_seq(const model::ModelConfig& c, std::uint64_t len, const InfoArgs& a,
+                            const AttentionWindow& policy) {
   const kv::KvGroupLayout layout = engine::PagedKvCache::layout(c);
-  const auto blocks = kv::max_blocks_per_seq(layout.groups, bs, static_cast<std::int64_t>(len),
-                                             defaults.max_num_batched_tokens, policy);
+  return kv::max_blocks_per_seq(layout.groups, a.block_size, static_cast<std::int64_t>(len),
+                                a.max_num_batched_tokens, policy);
+}
+
+// What the engine's paged pool holds (kv/kv_groups.h) at the block size and
+// step budget of `a` (the engine's defaults unless given): blocks of one
+// layer group, a sliding group holding its window plus one step;
+// `every_position_*` is the same pool keeping every position of every
+// layer. Under a sink + window `policy` every group it narrows holds its
+// sinks and window plus one step.
+Json paged_json(const model::ModelConfig& c, std::uint64_t len, const InfoArgs& a,
+                const AttentionWindow& policy) {
+  const std::uint64_t num_seqs = a.num_seqs;
+  const std::int32_t bs = a.block_size;
+  const kv::KvGroupLayout layout = engine::PagedKvCache::layout(c);
+  const auto blocks = blocks_per_seq(c, len, a, policy);
   const auto all = kv::every_position_blocks(layout.groups, bs, static_cast<std::int64_t>(len));
   Json groups = Json::array();
   for (const kv::KvGroup& g : layout.groups) groups.push_back(g.window);
@@ -211,7 +230,7 @@ Json paged_json(const model::ModelConfig& c, std::uint64_t len, std::uint64_t nu
     per_seq_all[kernels::kv_dtype_name(d)] = b * static_cast<std::uint64_t>(all) * num_seqs;
   }
   return {{"block_size", bs},
-          {"max_num_batched_tokens", defaults.max_num_batched_tokens},
+          {"max_num_batched_tokens", a.max_num_batched_tokens},
           {"group_windows", groups},
           {"layers_per_block", layout.slots},
           {"bytes_per_block", per_block},
@@ -257,7 +276,7 @@ Json kv_json(const model::ModelConfig& c, const InfoArgs& a, const AttentionWind
     kv["bytes_per_token_beyond_window"] = beyond;
     kv["windowed_bytes"] = win;
   }
-  kv["paged"] = paged_json(c, len, a.num_seqs, policy);
+  kv["paged"] = paged_json(c, len, a, policy);
   return kv;
 }
 
@@ -281,6 +300,56 @@ Json load_json(const gguf::GgufFile& f) {
   } catch (const Error& e) {
     return {{"error", e.what()}};
   }
+}
+
+// What one `folio serve` replica with the flags of `a` asks of a container
+// orchestrator (cli/deployment_plan.h): the memory of its parts, their sum
+// as the memory request and the kernel threads as the CPU request, and the
+// serve flags that keep it within them (--kv-cache-memory, -t). Needs the
+// load (`load`: load_json's report) for the repacked bytes.
+Json deployment_json(const gguf::GgufFile& f, const model::ModelConfig& c, const InfoArgs& a,
+                     const AttentionWindow& policy, const Json& load) {
+  if (load.contains("error")) return {{"error", "the model does not load: no plan"}};
+  const std::uint64_t len = a.max_model_len ? a.max_model_len : c.n_ctx_train;
+  const kernels::KvDtype dtype = kernels::parse_kv_dtype(a.kv_cache_dtype);
+  const auto per_block =
+      static_cast<std::uint64_t>(engine::PagedKvCache::bytes_per_block(c, a.block_size, dtype));
+  const std::uint64_t kv_bytes =
+      a.kv_cache_memory.empty()
+          ? per_block * static_cast<std::uint64_t>(blocks_per_seq(c, len, a, policy)) * a.num_seqs
+          : static_cast<std::uint64_t>(kv::parse_byte_size(a.kv_cache_memory));
+  DeploymentInputs in;
+  in.file_bytes = f.file_size();
+  in.repacked_bytes = load["repacked_bytes"].get<std::uint64_t>();
+  in.kv_cache_bytes = kv_bytes;
+  in.vocab_size = c.n_vocab;
+  in.n_embd = c.n_embd;
+  in.n_ff = c.n_ff;
+  in.q_dim = std::uint64_t{c.n_head} * c.head_dim_k;
+  for (const model::LayerConfig& l : c.layers) {
+    in.n_ff = std::max<std::uint64_t>(in.n_ff, l.n_ff);
+    in.q_dim = std::max<std::uint64_t>(in.q_dim, std::uint64_t{l.n_head} * c.head_dim_k);
+  }
+  in.max_num_batched_tokens = static_cast<std::uint64_t>(a.max_num_batched_tokens);
+  in.threads = a.threads > 0 ? static_cast<std::uint64_t>(a.threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
+  const DeploymentPlan plan = plan_deployment(in);
+  return {{"serve_flags",
+           {{"max_model_len", len},
+            {"max_num_seqs", a.num_seqs},
+            {"max_num_batched_tokens", a.max_num_batched_tokens},
+            {"block_size", a.block_size},
+            {"kv_cache_dtype", kernels::kv_dtype_name(dtype)},
+            {"kv_cache_memory", kv_bytes},
+            {"threads", in.threads}}},
+          {"memory_bytes",
+           {{"weights_mapped", in.file_bytes},
+            {"weights_repacked", in.repacked_bytes},
+            {"kv_cache", kv_bytes},
+            {"runtime", plan.runtime_bytes}}},
+          {"memory_request_bytes", plan.memory_bytes},
+          {"cpu_request", plan.cpu},
+          {"repacked_at_isa", load["isa"]}};
 }
 
 [[noreturn]] void draft_error(const std::string& path, const Error& e) {
@@ -330,6 +399,9 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
   spec::SpeculativeConfig sc = spec::parse_speculative_config(a.speculative_config);
   // Flag errors come before the file's.
   const AttentionWindow policy = to_attention_window(a.attention_window, a.attention_sinks);
+  kernels::parse_kv_dtype(a.kv_cache_dtype);  // throws naming the value
+  if (!a.kv_cache_memory.empty() && kv::parse_byte_size(a.kv_cache_memory) <= 0)
+    throw Error("--kv-cache-memory must be positive");
   std::int32_t n_layer = 0;
   Json r = {{"file",
              {{"path", f.source()},
@@ -343,6 +415,7 @@ Json build_report(const gguf::GgufFile& f, const InfoArgs& a) {
     r["tensors"] = tensors_json(f);
     r["kv_cache"] = kv_json(c, a, policy);
     r["load"] = load_json(f);
+    r["deployment"] = deployment_json(f, c, a, policy, r["load"]);
     n_layer = static_cast<std::int32_t>(c.n_layer);
   } catch (const Error& e) {
     // Still describe the file; say why there is no model config.
@@ -533,6 +606,18 @@ void print_text(const Json& r) {
                   kv_line(pg["every_position_bytes"], false).c_str());
     std::printf("\n");
   }
+  if (r.contains("deployment") && !r["deployment"].contains("error")) {
+    const Json& d = r["deployment"];
+    const Json& m = d["memory_bytes"];
+    const auto mib = [](const Json& v) { return human(v.get<double>()); };
+    std::printf(
+        "deployment: request %s of memory (weights %s mapped + %s repacked + KV %s + runtime "
+        "%s) and %llu CPUs; serve with --kv-cache-memory %llu -t %llu\n",
+        mib(d["memory_request_bytes"]).c_str(), mib(m["weights_mapped"]).c_str(),
+        mib(m["weights_repacked"]).c_str(), mib(m["kv_cache"]).c_str(), mib(m["runtime"]).c_str(),
+        d["cpu_request"].get<unsigned long long>(), m["kv_cache"].get<unsigned long long>(),
+        d["cpu_request"].get<unsigned long long>());
+  }
 }
 
 }  // namespace
@@ -547,9 +632,27 @@ Command register_info(CLI::App& app) {
          "--max-model-len", a->max_model_len,
          "tokens per sequence for the KV-cache estimate (default: the model's context length)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 31));
-  sub->add_option("--num-seqs", a->num_seqs,
-                  "concurrent sequences for the KV-cache estimate (default 1)")
+  sub->add_option("--num-seqs,--max-num-seqs", a->num_seqs,
+                  "concurrent sequences for the KV-cache estimate and the deployment plan "
+                  "(default 1)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
+  sub->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
+                  "serve's token budget of one step (paged pool and deployment plan)")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  sub->add_option("--block-size", a->block_size, "serve's tokens per KV block")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  sub->add_option("--kv-cache-dtype", a->kv_cache_dtype,
+                  "serve's KV dtype for the deployment plan: auto (f16), f16, f32, int8 or int4")
+      ->capture_default_str();
+  sub->add_option("--kv-cache-memory", a->kv_cache_memory,
+                  "serve's KV pool for the deployment plan, e.g. 512MiB (default: what "
+                  "--num-seqs sequences of --max-model-len need)");
+  sub->add_option("-t,--threads", a->threads,
+                  "serve's kernel threads: the deployment plan's CPU request (0: this machine's)")
+      ->check(CLI::Range(0, 1 << 16))
+      ->capture_default_str();
   sub->add_flag("--json", a->json, "print the report as one JSON object");
   sub->add_flag("--metadata", a->metadata, "also list every metadata key");
   sub->add_option("--speculative-config", a->speculative_config,

@@ -78,7 +78,7 @@ ApiKeys resolve_api_keys(const std::vector<std::string>& flags, const std::strin
 }
 
 bool route_needs_key(std::string_view path, bool metrics_require_key) {
-  if (path == "/health") return false;
+  if (path == "/health" || path == "/livez") return false;
   if (path == "/metrics") return metrics_require_key;
   return true;
 }

@@ -21,6 +21,9 @@ HttpReply handle_model(ServerContext& ctx, const HttpRequest& req, std::string_v
 HttpReply handle_tokenize(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_detokenize(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_health(ServerContext& ctx, const HttpRequest& req);
+// GET /livez: 200 while the HTTP server answers, draining included (a
+// liveness probe; /health is the readiness probe).
+HttpReply handle_livez(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_version(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_metrics(ServerContext& ctx, const HttpRequest& req);
 // GET /openapi.json (handlers_openapi.cpp).

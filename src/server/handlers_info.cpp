@@ -1,4 +1,5 @@
-// server/handlers_info.cpp: models, tokenize/detokenize, health, version, metrics.
+// server/handlers_info.cpp: models, tokenize/detokenize, health, liveness, version,
+// metrics.
 #include <nlohmann/json.hpp>
 
 #include "base/timer.h"
@@ -130,6 +131,16 @@ HttpReply handle_health(ServerContext& ctx, const HttpRequest&) {
   if (ctx.draining) return error_reply(503, "the server is shutting down");
   std::string why;
   if (!ctx.healthy(&why)) return error_reply(503, why);
+  HttpReply r = json_reply(200, "");
+  r.content_type = "text/plain";
+  return r;
+}
+
+// Liveness, as Kubernetes means it: a restart would help only when the
+// process no longer answers, so this checks nothing else. A draining server
+// or an engine stalled behind a long step is alive (a restart would lose its
+// requests); /health takes such a replica out of the load balancer instead.
+HttpReply handle_livez(ServerContext&, const HttpRequest&) {
   HttpReply r = json_reply(200, "");
   r.content_type = "text/plain";
   return r;

@@ -27,6 +27,7 @@ constexpr Route kRoutes[] = {
     {"/tokenize", "POST", handle_tokenize},
     {"/detokenize", "POST", handle_detokenize},
     {"/health", "GET", handle_health},
+    {"/livez", "GET", handle_livez},
     {"/version", "GET", handle_version},
     {"/metrics", "GET", handle_metrics},
     {"/openapi.json", "GET", handle_openapi},

@@ -88,10 +88,12 @@ TEST(ApiKeys, EnvironmentOnlyWithoutFlagsOrFile) {
 TEST(ApiKeys, RoutesThatNeedAKey) {
   EXPECT_FALSE(route_needs_key("/health", false));
   EXPECT_FALSE(route_needs_key("/health", true));
+  EXPECT_FALSE(route_needs_key("/livez", false));
+  EXPECT_FALSE(route_needs_key("/livez", true));
   EXPECT_FALSE(route_needs_key("/metrics", false));
   EXPECT_TRUE(route_needs_key("/metrics", true));
   for (const char* p : {"/v1/models", "/v1/chat/completions", "/tokenize", "/detokenize",
-                        "/version", "/", "/unknown", "/healthz"}) {
+                        "/version", "/", "/unknown", "/healthz", "/livez/x"}) {
     EXPECT_TRUE(route_needs_key(p, false)) << p;
   }
 }

@@ -40,6 +40,19 @@ TEST_F(ServerTest, HealthFollowsEngine) {
   EXPECT_EQ(get("/health").status, 200);
 }
 
+// Liveness checks only that the server answers: a stalled engine is for
+// /health (readiness) to report, not a reason to restart the process.
+TEST_F(ServerTest, LivezIgnoresTheEngine) {
+  const auto r = get("/livez");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "");
+  engine_->set_healthy(false);
+  EXPECT_EQ(get("/livez").status, 200);
+  EXPECT_EQ(get("/health").status, 503);
+  engine_->set_healthy(true);
+  EXPECT_EQ(post("/livez", json::object()).status, 405);
+}
+
 TEST_F(ServerTest, Version) {
   const auto r = get("/version");
   ASSERT_EQ(r.status, 200);

@@ -104,8 +104,8 @@ TEST_F(ServerTest, OpenApiOperationsDocumentTheirReplies) {
       const std::string at = method + " " + path;
       ASSERT_TRUE(op.contains("responses")) << at;
       EXPECT_TRUE(op["responses"].contains("200")) << at;
-      // Every route but /health answers 401 when keys are configured (auth.h).
-      EXPECT_EQ(op["responses"].contains("401"), path != "/health") << at;
+      // Every route but /health and /livez answers 401 when keys are configured (auth.h).
+      EXPECT_EQ(op["responses"].contains("401"), path != "/health" && path != "/livez") << at;
       for (const auto& [status, reply] : op["responses"].items()) {
         if (status == "200") continue;
         // Errors are components whose schema pins the status in `code`.
@@ -153,6 +153,7 @@ TEST_F(ServerTest, OpenApiNeedsAKeyLikeEveryRoute) {
   const json doc = document(get("/openapi.json", {"Authorization: Bearer sekret"}));
   EXPECT_EQ(doc["security"], json::parse(R"([{"bearerAuth": []}])"));
   EXPECT_EQ(doc["paths"]["/health"]["get"]["security"], json::array());
+  EXPECT_EQ(doc["paths"]["/livez"]["get"]["security"], json::array());
   EXPECT_EQ(doc["paths"]["/metrics"]["get"]["security"], json::array());
   cfg.metrics_require_key = true;
   restart(cfg, default_engine());
