@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "server/web_assets.h"
 
 namespace folio::server {
 namespace {
@@ -78,7 +79,7 @@ ApiKeys resolve_api_keys(const std::vector<std::string>& flags, const std::strin
 }
 
 bool route_needs_key(std::string_view path, bool metrics_require_key) {
-  if (path == "/health" || path == "/livez") return false;
+  if (path == "/health" || path == "/livez" || is_web_ui_path(path)) return false;
   if (path == "/metrics") return metrics_require_key;
   return true;
 }

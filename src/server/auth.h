@@ -9,6 +9,8 @@
 //
 // Every route needs a key when keys are configured, except /health (load
 // balancers probe it) and /metrics unless --metrics-require-key.
+// The chat page (/ and /ui/*, web_assets.h) needs none either: it holds no
+// secret, and it asks the user for a key when the API answers 401.
 #pragma once
 
 #include <array>

@@ -19,6 +19,9 @@ HttpRequest to_http_request(http::request<http::string_body>&& msg) {
   if (auto it = msg.find(http::field::access_control_request_method); it != msg.end()) {
     req.cors_request_method = it->value();
   }
+  if (auto it = msg.find(http::field::if_none_match); it != msg.end()) {
+    req.if_none_match = it->value();
+  }
   req.body = std::move(msg.body());
   return req;
 }

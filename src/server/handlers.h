@@ -28,5 +28,8 @@ HttpReply handle_version(ServerContext& ctx, const HttpRequest& req);
 HttpReply handle_metrics(ServerContext& ctx, const HttpRequest& req);
 // GET /openapi.json (handlers_openapi.cpp).
 HttpReply handle_openapi(ServerContext& ctx, const HttpRequest& req);
+// GET / and GET /ui/{asset}: the chat page and its files (handlers_web_ui.cpp);
+// 404 for a path that names none.
+HttpReply handle_web_ui(ServerContext& ctx, const HttpRequest& req, std::string_view path);
 
 }  // namespace folio::server

@@ -20,6 +20,7 @@ struct HttpRequest {
   std::string authorization;        // the Authorization header ("" when absent)
   std::string origin;               // the Origin header (CORS; "" when absent)
   std::string cors_request_method;  // Access-Control-Request-Method (a preflight's)
+  std::string if_none_match;        // If-None-Match (the web UI's revalidations)
   std::string body;
 };
 

@@ -7,6 +7,7 @@
 #include "server/auth.h"
 #include "server/cors.h"
 #include "server/handlers.h"
+#include "server/web_assets.h"
 
 namespace folio::server {
 namespace {
@@ -61,7 +62,7 @@ HttpReply guarded(ServerContext& ctx, const HttpRequest& req, std::string_view p
 
 // The methods `path` answers ("" for an unknown path).
 std::string allowed_methods(std::string_view path) {
-  if (path.starts_with("/v1/models/")) return "GET";
+  if (path.starts_with("/v1/models/") || is_web_ui_path(path)) return "GET";
   std::string allow;
   for (const Route& rt : kRoutes) {
     if (rt.path != path) continue;
@@ -69,6 +70,14 @@ std::string allowed_methods(std::string_view path) {
     allow += rt.method;
   }
   return allow;
+}
+
+HttpReply method_not_allowed(const HttpRequest& req, std::string_view path,
+                             const std::string& allow) {
+  HttpReply r = error_reply(405, "method " + req.method + " not allowed on " + std::string(path) +
+                                     " (allowed: " + allow + ")");
+  r.headers.emplace_back("Allow", allow);
+  return r;
 }
 
 // Everything but the CORS headers every reply gets.
@@ -85,13 +94,14 @@ HttpReply route_unshared(ServerContext& ctx, const HttpRequest& req) {
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
   }
+  // The chat page: static files, not API routes, so it is outside kRoutes
+  // and openapi.json (which describes the API).
+  if (is_web_ui_path(path)) {
+    if (req.method != "GET") return method_not_allowed(req, path, "GET");
+    return guarded(ctx, req, path, [&] { return handle_web_ui(ctx, req, path); });
+  }
   if (path.starts_with("/v1/models/")) {
-    if (req.method != "GET") {
-      HttpReply r = error_reply(
-          405, "method " + req.method + " not allowed on " + std::string(path) + " (allowed: GET)");
-      r.headers.emplace_back("Allow", "GET");
-      return r;
-    }
+    if (req.method != "GET") return method_not_allowed(req, path, "GET");
     return guarded(ctx, req, path, [&] {
       return handle_model(ctx, req, path.substr(std::string_view("/v1/models/").size()));
     });
@@ -102,12 +112,7 @@ HttpReply route_unshared(ServerContext& ctx, const HttpRequest& req) {
   }
   const std::string allow = allowed_methods(path);
   if (allow.empty()) return error_reply(404, "route " + std::string(path) + " not found");
-  if (!match) {
-    HttpReply r = error_reply(405, "method " + req.method + " not allowed on " + std::string(path) +
-                                       " (allowed: " + allow + ")");
-    r.headers.emplace_back("Allow", allow);
-    return r;
-  }
+  if (!match) return method_not_allowed(req, path, allow);
   return guarded(ctx, req, path, [&] { return match->handler(ctx, req); });
 }
 

@@ -1,8 +1,8 @@
 // server/router.h: method + path -> handler, with auth and error mapping.
 //
 // Order of checks: a CORS preflight on a known route is answered first
-// (server/cors.h); then every route but /health (and /metrics unless
-// --metrics-require-key) requires an API key (401) before anything else is
+// (server/cors.h); then every route but /health, the chat page (/, /ui/*)
+// and /metrics (unless --metrics-require-key) requires an API key (401) before anything else is
 // revealed (server/auth.h); then unknown path (404), wrong method (405, with
 // Allow); then the handler. Every reply to an allowed Origin carries its CORS
 // headers; a load-shedding error (429, 503) carries Retry-After. An ApiError from a handler becomes

@@ -93,8 +93,12 @@ TEST(ApiKeys, RoutesThatNeedAKey) {
   EXPECT_FALSE(route_needs_key("/metrics", false));
   EXPECT_TRUE(route_needs_key("/metrics", true));
   for (const char* p : {"/v1/models", "/v1/chat/completions", "/tokenize", "/detokenize",
-                        "/version", "/", "/unknown", "/healthz", "/livez/x"}) {
+                        "/version", "/unknown", "/healthz", "/livez/x", "/ui", "/uix/app.js"}) {
     EXPECT_TRUE(route_needs_key(p, false)) << p;
+  }
+  // The chat page and its files (web_assets.h): no secret in them.
+  for (const char* p : {"/", "/ui/app.js", "/ui/missing.js"}) {
+    EXPECT_FALSE(route_needs_key(p, true)) << p;
   }
 }
 
