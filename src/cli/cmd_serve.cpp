@@ -56,13 +56,17 @@ void add_server_flags(CLI::App* sub, ServeArgs& a) {
                   "Model name(s) clients use (default: the model file's name); with several "
                   "models, one per model");
   sub->add_option("--api-key", c.api_keys,
-                  "Require 'Authorization: Bearer KEY' on every route but /health (and "
-                  "/metrics); repeat for several keys (none given: $FOLIO_API_KEY)");
+                  "Require 'Authorization: Bearer KEY' on every route but /health, /livez, "
+                  "the chat page (/, /ui/*) and /metrics; repeat for several keys (none "
+                  "given: $FOLIO_API_KEY)");
   sub->add_option("--api-key-file", c.api_key_file,
                   "File of API keys, one per line ('#' comments); adds to --api-key")
       ->check(CLI::ExistingFile);
   sub->add_flag("--metrics-require-key", c.metrics_require_key,
                 "/metrics needs an API key too (default: open, for Prometheus)");
+  sub->add_flag("--no-webui", c.no_webui,
+                "Serve no chat page: / and /ui/* become unknown routes (401 without a key, "
+                "else 404), for a server that exposes only the API");
   sub->add_option("--allowed-origins", c.allowed_origins,
                   "CORS: origins browser pages may call from (scheme://host[:port], a "
                   "comma-separated or JSON list, or *); default: none (CORS off)");

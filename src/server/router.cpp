@@ -83,11 +83,14 @@ HttpReply method_not_allowed(const HttpRequest& req, std::string_view path,
 // Everything but the CORS headers every reply gets.
 HttpReply route_unshared(ServerContext& ctx, const HttpRequest& req) {
   const std::string_view path = path_of(req.target);
+  // Under --no-webui the page's paths are unknown routes like any other.
+  const bool page = is_web_ui_path(path);
+  const bool no_page = page && ctx.config.no_webui;
   if (ctx.cors.enabled() && is_preflight(req)) {
-    const std::string allow = allowed_methods(path);
+    const std::string allow = no_page ? "" : allowed_methods(path);
     if (!allow.empty()) return ctx.cors.preflight(req.origin, allow);
   }
-  if (route_needs_key(path, ctx.config.metrics_require_key) &&
+  if ((no_page || route_needs_key(path, ctx.config.metrics_require_key)) &&
       !ctx.api_keys.authorized(req.authorization)) {
     HttpReply r =
         error_reply(401, "invalid or missing API key (send 'Authorization: Bearer <key>')");
@@ -96,7 +99,8 @@ HttpReply route_unshared(ServerContext& ctx, const HttpRequest& req) {
   }
   // The chat page: static files, not API routes, so it is outside kRoutes
   // and openapi.json (which describes the API).
-  if (is_web_ui_path(path)) {
+  if (no_page) return error_reply(404, "route " + std::string(path) + " not found (--no-webui)");
+  if (page) {
     if (req.method != "GET") return method_not_allowed(req, path, "GET");
     return guarded(ctx, req, path, [&] { return handle_web_ui(ctx, req, path); });
   }

@@ -27,6 +27,8 @@ struct ServerConfig {
   std::vector<std::string> api_keys;  // --api-key (repeatable); none and no file: $FOLIO_API_KEY
   std::string api_key_file;           // --api-key-file: one key per line
   bool metrics_require_key = false;   // --metrics-require-key: /metrics needs a key too
+  bool no_webui =
+      false;  // --no-webui: no chat page (/ and /ui/* are unknown routes, so need a key)
   std::vector<std::string> allowed_origins;  // --allowed-origins: CORS (off when empty)
   // TLS (vLLM's flags): HTTPS when both files are given.
   std::string ssl_keyfile;   // --ssl-keyfile: PEM private key

@@ -95,5 +95,24 @@ TEST_F(ServerTest, PageNeedsNoKeyButTheApiDoes) {
   EXPECT_EQ(get("/ui").status, 401);  // not under /ui/: an API path like any other
 }
 
+// --no-webui: the page's paths are unknown routes, which need a key when
+// keys are set, like any other path; the API is unchanged.
+TEST_F(ServerTest, NoWebuiMakesThePageAnUnknownRoute) {
+  ServerConfig cfg = default_config();
+  cfg.no_webui = true;
+  restart(cfg, default_engine());
+  for (const std::string path : {"/", "/ui/app.js", "/ui/missing.js"}) {
+    const auto r = get(path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_NE(r.body.find("--no-webui"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(get("/v1/models").status, 200);
+  cfg.api_keys = {"sekret"};
+  restart(cfg, default_engine());
+  EXPECT_EQ(get("/").status, 401);
+  EXPECT_EQ(get("/ui/app.js").status, 401);
+  EXPECT_EQ(get("/health").status, 200);
+}
+
 }  // namespace
 }  // namespace folio::server::testing
