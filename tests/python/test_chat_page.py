@@ -72,7 +72,10 @@ def wait_for(predicate, timeout=20, what="condition"):
 @pytest.fixture(scope="module")
 def browser():
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("needs Debian's chromium and chromium-driver (scripts/setup installs them)")
+        why = "needs Debian's chromium and chromium-driver (scripts/setup installs them)"
+        if os.environ.get("CI"):  # CI ran scripts/setup: a missing browser is a failure there
+            pytest.fail(why)
+        pytest.skip(why)
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
