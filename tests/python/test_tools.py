@@ -106,18 +106,29 @@ def test_tool_choice_none(client):
 @pytest.mark.parametrize("choice", [
     "required", {"type": "function", "function": {"name": "get_weather"}}])
 def test_forced_tool_choice_always_calls(client, choice):
-    """required / named: the output is constrained to a call, so it always parses, whatever the
-    tiny model would have said, streamed or not, sampled at any temperature."""
-    for seed in range(4):
+    """required / named: the output is constrained to calls, so whatever the tiny model would
+    have said, a finished answer is calls that parse, streamed or not, at any temperature.
+
+    The grammar bounds neither the argument string nor the number of calls, so sampled at
+    temperature 1 a 135M model sometimes never finishes (seen: 2 of 16 seeds, one running prose
+    on inside "city", one repeating the call): such an answer must have used all of max_tokens,
+    and most seeds must finish."""
+    finished = 0
+    for seed in range(8):
         r = client.chat.completions.create(model=NAME, messages=USER, tools=TOOLS,
                                            tool_choice=choice, max_tokens=200, temperature=1.0,
                                            seed=seed)
         c = r.choices[0]
-        assert c.finish_reason == "tool_calls", c
+        assert c.finish_reason in ("tool_calls", "length"), c
+        if c.finish_reason == "length":
+            assert r.usage.completion_tokens == 200, (seed, r.usage)
+            continue
+        finished += 1
         assert len(c.message.tool_calls) >= 1
         for call in c.message.tool_calls:
             assert call.function.name == "get_weather"
             assert isinstance(json.loads(call.function.arguments)["city"], str)
+    assert finished >= 6, f"only {finished} of 8 sampled answers finished as calls"
     stream = client.chat.completions.create(model=NAME, messages=USER, tools=TOOLS,
                                             tool_choice=choice, max_tokens=200, temperature=0,
                                             stream=True)
