@@ -77,25 +77,16 @@ void accumulate(const float* p, std::size_t p_stride, std::size_t heads, const f
   }
 }
 
-const AttentionPrims kScalarF32{load_tile_f32, scores, exp_shift, accumulate};
-const AttentionPrims kScalarF16{load_tile_rows<KvDtype::kF16>, scores, exp_shift, accumulate};
-const AttentionPrims kScalarI8{load_tile_rows<KvDtype::kI8>, scores, exp_shift, accumulate};
-const AttentionPrims kScalarI4{load_tile_rows<KvDtype::kI4>, scores, exp_shift, accumulate};
+const AttentionPrimsByDtype kScalarPrims{
+    {load_tile_f32, scores, exp_shift, accumulate},
+    {load_tile_rows<KvDtype::kF16>, scores, exp_shift, accumulate},
+    {load_tile_rows<KvDtype::kI8>, scores, exp_shift, accumulate},
+    {load_tile_rows<KvDtype::kI4>, scores, exp_shift, accumulate}};
 
 }  // namespace
 
 const AttentionPrims& scalar_attention_prims(KvDtype dtype) {
-  switch (dtype) {
-    case KvDtype::kF16:
-      return kScalarF16;
-    case KvDtype::kI8:
-      return kScalarI8;
-    case KvDtype::kI4:
-      return kScalarI4;
-    case KvDtype::kF32:
-      break;
-  }
-  return kScalarF32;
+  return kScalarPrims[dtype];
 }
 
 }  // namespace cpu

@@ -307,25 +307,21 @@ void load_tile_i4(const void* src, std::size_t row_bytes, std::size_t nt, std::s
   }
 }
 
-const AttentionPrims kF32{load_tile_f32, scores, exp_shift, accumulate};
-const AttentionPrims kF16{load_tile_f16, scores, exp_shift, accumulate};
-const AttentionPrims kI8{load_tile_i8, scores, exp_shift, accumulate};
-const AttentionPrims kI4{load_tile_i4, scores, exp_shift, accumulate};
+// The level's tables over one scores / accumulate pair (the AVX-512 level's too).
+constexpr AttentionPrimsByDtype prims_over(decltype(AttentionPrims::scores) sc,
+                                           decltype(AttentionPrims::accumulate) acc) {
+  return {{load_tile_f32, sc, exp_shift, acc},
+          {load_tile_f16, sc, exp_shift, acc},
+          {load_tile_i8, sc, exp_shift, acc},
+          {load_tile_i4, sc, exp_shift, acc}};
+}
+
+constexpr AttentionPrimsByDtype kAvx2Prims = prims_over(scores, accumulate);
 
 }  // namespace
 
 const AttentionPrims& avx2_attention_prims(KvDtype dtype) {
-  switch (dtype) {
-    case KvDtype::kF16:
-      return kF16;
-    case KvDtype::kI8:
-      return kI8;
-    case KvDtype::kI4:
-      return kI4;
-    case KvDtype::kF32:
-      break;
-  }
-  return kF32;
+  return kAvx2Prims[dtype];
 }
 
 }  // namespace folio::kernels::cpu
@@ -358,25 +354,12 @@ void accumulate_512(const float* p, std::size_t p_stride, std::size_t heads, con
   accumulate_blocked<Avx512Blocking>(p, p_stride, heads, v, nt, hd, acc);
 }
 
-const AttentionPrims kF32x512{load_tile_f32, scores_512, exp_shift, accumulate_512};
-const AttentionPrims kF16x512{load_tile_f16, scores_512, exp_shift, accumulate_512};
-const AttentionPrims kI8x512{load_tile_i8, scores_512, exp_shift, accumulate_512};
-const AttentionPrims kI4x512{load_tile_i4, scores_512, exp_shift, accumulate_512};
+constexpr AttentionPrimsByDtype kAvx512Prims = prims_over(scores_512, accumulate_512);
 
 }  // namespace
 
 const AttentionPrims& avx512_attention_prims(KvDtype dtype) {
-  switch (dtype) {
-    case KvDtype::kF16:
-      return kF16x512;
-    case KvDtype::kI8:
-      return kI8x512;
-    case KvDtype::kI4:
-      return kI4x512;
-    case KvDtype::kF32:
-      break;
-  }
-  return kF32x512;
+  return kAvx512Prims[dtype];
 }
 
 }  // namespace folio::kernels::cpu

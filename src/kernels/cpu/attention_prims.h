@@ -37,6 +37,25 @@ struct AttentionPrims {
                      std::size_t nt, std::size_t hd, float* acc);
 };
 
+// A level's primitives for each KV dtype (they differ in load_tile).
+struct AttentionPrimsByDtype {
+  AttentionPrims f32, f16, i8, i4;
+
+  const AttentionPrims& operator[](KvDtype dtype) const {
+    switch (dtype) {
+      case KvDtype::kF16:
+        return f16;
+      case KvDtype::kI8:
+        return i8;
+      case KvDtype::kI4:
+        return i4;
+      case KvDtype::kF32:
+        break;
+    }
+    return f32;
+  }
+};
+
 // The f32 load_tile (a strided row copy), shared by every ISA.
 void load_tile_f32(const void* src, std::size_t row_bytes, std::size_t nt, std::size_t hd,
                    float* dst);
