@@ -46,8 +46,8 @@ LogprobText SampleOutput::logprob_text(const sampling::Logprobs& lp) const {
       return std::string();  // an id outside the vocabulary is an engine bug: no text
     }
   };
-  LogprobText t{{piece(lp.chosen.id), lp.chosen.logprob}, {}};
-  for (const auto& alt : lp.top) t.top.push_back({piece(alt.id), alt.logprob});
+  LogprobText t{{piece(lp.chosen.id), lp.chosen.logprob, lp.chosen.id}, {}};
+  for (const auto& alt : lp.top) t.top.push_back({piece(alt.id), alt.logprob, alt.id});
   return t;
 }
 

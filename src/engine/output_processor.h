@@ -34,10 +34,11 @@
 namespace folio::engine {
 
 // A token's text for logprobs: its raw bytes (token_to_piece; may be part of
-// a UTF-8 character) and its logprob.
+// a UTF-8 character), its logprob and its id.
 struct TokenText {
   std::string piece;
   float logprob = 0;
+  TokenId id = 0;
 };
 
 struct LogprobText {
