@@ -27,7 +27,10 @@ nlohmann::ordered_json tool_call_schema(const ordered_json& tools, ToolChoice ch
   FOLIO_CHECK(!variants.empty());
   ordered_json items = variants.size() == 1 ? variants[0] : ordered_json{{"anyOf", variants}};
   ordered_json calls = {{"type", "array"}, {"items", std::move(items)}, {"minItems", 1}};
-  if (!parallel) calls["maxItems"] = 1;
+  // A named function is called exactly once, as vLLM does (its guided
+  // output there is that one call's arguments); `required` allows several
+  // unless parallel_tool_calls is false.
+  if (!parallel || choice == ToolChoice::kNamed) calls["maxItems"] = 1;
   return {{"type", "object"},
           {"properties", {{"tool_calls", std::move(calls)}}},
           {"required", {"tool_calls"}},

@@ -259,6 +259,11 @@ TEST(ToolCallSchema, RequiredAndNamed) {
   const json& ncalls = n["properties"]["tool_calls"];
   EXPECT_EQ(ncalls["maxItems"], 1);
   EXPECT_EQ(ncalls["items"]["properties"]["name"], json({{"const", "add"}}));
+  // Named: exactly one call even when parallel calls are allowed (vLLM's behaviour).
+  const json np =
+      json::parse(tool_call_schema(r.tools, ToolChoice::kNamed, "add", /*parallel=*/true).dump());
+  EXPECT_EQ(np["properties"]["tool_calls"]["maxItems"], 1);
+  EXPECT_EQ(np["properties"]["tool_calls"]["minItems"], 1);
 }
 
 }  // namespace
