@@ -252,8 +252,11 @@ def test_gil_is_released_while_generating(llm):
 def test_ctrl_c_aborts_the_batch_cleanly(tmp_path):
     script = tmp_path / "interrupt.py"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import signal, sys, time
         import folio
+        # A shell starts background jobs with SIGINT ignored, and Python then keeps it
+        # ignored: install Python's own handler, as an interactive session has it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         llm = folio.LLM({MODEL!r}, threads=2, max_num_seqs=8)
         sp = folio.SamplingParams(temperature=0, max_tokens=400, ignore_eos=True)
         print("ready", flush=True)
