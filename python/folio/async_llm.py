@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 from typing import Any, AsyncIterator, Optional, Union
 
 from folio import _core
 from folio.engine_args import EngineArgs
-from folio.llm import PromptType, _prompt
+from folio.llm import PromptType
 from folio.outputs import RequestOutput, from_core
 from folio.sampling_params import SamplingParams
-from folio.tokenizer import Tokenizer
+from folio.tokenizer import Tokenizer, chat_prompt, prompt_ids
 
 
 class AsyncLLM:
@@ -66,9 +65,7 @@ class AsyncLLM:
         """Streams one request: a RequestOutput after each engine step that
         advanced it (cumulative text and token ids); the last has finished=True."""
         self._attach()
-        text, tokens = _prompt(prompt, 0)
-        if tokens is None:
-            tokens = self._core.encode(text, True, False)
+        text, tokens = prompt_ids(self._core, prompt, 0)
         sp = sampling_params or SamplingParams()
         name = request_id if request_id is not None else f"req-{next(self._ids)}"
         if name in self._by_name:
@@ -106,9 +103,7 @@ class AsyncLLM:
         add_generation_prompt: bool = True,
     ) -> AsyncIterator[RequestOutput]:
         """Streams a chat completion of one conversation (the model's chat template)."""
-        text = self._core.render_chat(json.dumps(messages), add_generation_prompt,
-                                      chat_template or "")
-        ids = self._core.encode(text, False, True)
+        text, ids = chat_prompt(self._core, messages, add_generation_prompt, chat_template)
         async for out in self.generate({"prompt": text, "prompt_token_ids": ids},
                                        sampling_params, request_id):
             yield out

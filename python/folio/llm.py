@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from typing import Any, Optional, Sequence, Union
 
@@ -11,7 +10,7 @@ from folio import _core
 from folio.engine_args import EngineArgs
 from folio.outputs import RequestOutput, from_core
 from folio.sampling_params import SamplingParams
-from folio.tokenizer import Tokenizer
+from folio.tokenizer import Tokenizer, chat_prompt, prompt_ids
 
 PromptType = Union[str, dict]
 
@@ -57,12 +56,8 @@ class LLM:
         SamplingParams()). `use_tqdm`: a progress bar when tqdm is installed.
         """
         items = [prompts] if isinstance(prompts, (str, dict)) else list(prompts)
-        texts, ids = [], []
-        for i, p in enumerate(items):
-            text, tokens = _prompt(p, i)
-            texts.append(text)
-            ids.append(tokens if tokens is not None else self._core.encode(text, True, False))
-        return self._run(texts, ids, sampling_params, use_tqdm)
+        return self._run([prompt_ids(self._core, p, i) for i, p in enumerate(items)],
+                         sampling_params, use_tqdm)
 
     def chat(
         self,
@@ -79,18 +74,14 @@ class LLM:
         if not isinstance(messages, (list, tuple)):
             raise TypeError("messages must be a list of messages or a list of conversations")
         convs = [messages] if not messages or isinstance(messages[0], dict) else list(messages)
-        texts, ids = [], []
-        for conv in convs:
-            text = self._core.render_chat(json.dumps(list(conv)), add_generation_prompt,
-                                          chat_template or "")
-            texts.append(text)
-            ids.append(self._core.encode(text, False, True))
-        return self._run(texts, ids, sampling_params, use_tqdm)
+        return self._run([chat_prompt(self._core, conv, add_generation_prompt, chat_template)
+                          for conv in convs], sampling_params, use_tqdm)
 
-    def _run(self, texts: list, ids: list, sampling_params: Any,
+    def _run(self, prompts: list[tuple[Optional[str], list[int]]], sampling_params: Any,
              use_tqdm: bool) -> list[RequestOutput]:
-        params = _per_prompt(sampling_params, len(ids))
-        requests = [sp._to_core(tokens) for sp, tokens in zip(params, ids)]
+        """Runs (text, token ids) prompts; outputs in order."""
+        params = _per_prompt(sampling_params, len(prompts))
+        requests = [sp._to_core(ids) for sp, (_, ids) in zip(params, prompts)]
         bar = _progress_bar(len(requests)) if use_tqdm and requests else None
         try:
             results = self._core.generate(requests, _updater(bar) if bar else None)
@@ -98,27 +89,12 @@ class LLM:
             if bar is not None:
                 bar.close()
         outs = []
-        for text, tokens, sp, res in zip(texts, ids, params, results):
+        for (text, tokens), sp, res in zip(prompts, params, results):
             if res.error:
                 raise _core.FolioError(res.error)
             outs.append(from_core(str(next(self._ids)), text, tokens, res,
                                   sp.logprobs is not None))
         return outs
-
-
-def _prompt(p: Any, i: int) -> tuple[Optional[str], Optional[list[int]]]:
-    if isinstance(p, str):
-        return p, None
-    if isinstance(p, dict):
-        unknown = set(p) - {"prompt", "prompt_token_ids"}
-        if unknown:
-            raise TypeError(f"prompt {i}: unsupported keys {sorted(unknown)}")
-        if "prompt_token_ids" in p:
-            return p.get("prompt"), [int(t) for t in p["prompt_token_ids"]]
-        if isinstance(p.get("prompt"), str):
-            return p["prompt"], None
-    raise TypeError(f"prompt {i}: expected a str, {{'prompt': str}} or "
-                    f"{{'prompt_token_ids': [int]}}, got {type(p).__name__}")
 
 
 def _per_prompt(sampling_params: Any, n: int) -> list[SamplingParams]:

@@ -46,8 +46,35 @@ class Tokenizer:
         chat_template: Optional[str] = None,
     ) -> Union[str, list[int]]:
         """The model's chat template applied to OpenAI-style messages (as transformers)."""
-        text = self._core.render_chat(json.dumps(messages), add_generation_prompt,
-                                      chat_template or "")
-        if not tokenize:
-            return text
-        return self._core.encode(text, False, True)
+        text, ids = chat_prompt(self._core, messages, add_generation_prompt, chat_template,
+                                tokenize)
+        return ids if tokenize else text
+
+
+def chat_prompt(core: Any, messages: list[dict], add_generation_prompt: bool,
+                chat_template: Optional[str], tokenize: bool = True
+                ) -> tuple[str, Optional[list[int]]]:
+    """A conversation rendered as `/v1/chat/completions` renders it (the model's template or
+    `chat_template`), and its token ids (control-token text parsed, no BOS/EOS added: the
+    template writes them) when `tokenize`."""
+    text = core.render_chat(json.dumps(list(messages)), add_generation_prompt,
+                            chat_template or "")
+    return text, core.encode(text, False, True) if tokenize else None
+
+
+def prompt_ids(core: Any, p: Any, i: int) -> tuple[Optional[str], list[int]]:
+    """A generate() prompt's text (None for token ids alone) and token ids: a str is
+    tokenized with the vocabulary's BOS/EOS rules, no chat template (as `folio generate`);
+    {"prompt": str} likewise; {"prompt_token_ids": [int], "prompt"?: str} is used as given."""
+    if isinstance(p, str):
+        return p, core.encode(p, True, False)
+    if isinstance(p, dict):
+        unknown = set(p) - {"prompt", "prompt_token_ids"}
+        if unknown:
+            raise TypeError(f"prompt {i}: unsupported keys {sorted(unknown)}")
+        if "prompt_token_ids" in p:
+            return p.get("prompt"), [int(t) for t in p["prompt_token_ids"]]
+        if isinstance(p.get("prompt"), str):
+            return p["prompt"], core.encode(p["prompt"], True, False)
+    raise TypeError(f"prompt {i}: expected a str, {{'prompt': str}} or "
+                    f"{{'prompt_token_ids': [int]}}, got {type(p).__name__}")

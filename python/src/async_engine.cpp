@@ -28,10 +28,7 @@ void AsyncEngine::submit(std::uint64_t id, const Request& request) {
   engine::AdmittedRequest admitted = session_.admit(request, rid);
   Stream s;
   s.out = session_.output_processor(request);
-  s.logprobs = request.params.logprobs.has_value();
-  s.result.outputs.resize(static_cast<std::size_t>(s.out->n()));
-  for (std::int32_t k = 0; k < s.out->n(); ++k)
-    s.result.outputs[static_cast<std::size_t>(k)].index = k;
+  s.result = make_result(s.out->n());
   {
     const std::lock_guard lock(mu_);
     if (streams_.count(id) != 0) throw Error("request id " + std::to_string(id) + " is live");
@@ -81,7 +78,7 @@ std::optional<Result> AsyncEngine::drain(std::uint64_t id) {
     const std::lock_guard lock(mu_);
     s = &streams_.at(id);
   }
-  for (const std::int32_t index : apply(s->result, *s->out, items, s->logprobs))
+  for (const std::int32_t index : apply(s->result, *s->out, items))
     loop_->finish_sample(engine::RequestId{id}, index);
   if (!s->result.finished && !s->result.error.empty()) loop_->abort(engine::RequestId{id});
   return s->result;

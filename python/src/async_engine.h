@@ -53,7 +53,6 @@ class AsyncEngine {
     std::shared_ptr<engine::OutputChannel> channel;
     std::unique_ptr<engine::OutputProcessor> out;
     Result result;
-    bool logprobs = false;
   };
 
   ModelSession session_;

@@ -2,7 +2,6 @@
 // request admission for the Python API.
 #include "model_session.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -47,19 +46,7 @@ ModelSession::ModelSession(const std::string& model, const cli::EngineFlags& fla
                                           cli::model_chat_template(*model_->file))) {}
 
 std::string ModelSession::summary() const {
-  const engine::EngineConfig& c = stack_->core.config();
-  char buf[512];
-  std::snprintf(
-      buf, sizeof buf,
-      "%d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, max-num-seqs %d, "
-      "max-num-batched-tokens %d, prefix caching %s, %d threads, %d-bit activations, "
-      "speculative decoding %s",
-      stack_->core.num_kv_blocks(), c.block_size,
-      static_cast<double>(stack_->core.kv_bytes()) / (1 << 20),
-      kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
-      c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", stack_->runner.threads(),
-      static_cast<int>(stack_->runner.model().activation_bits()), c.speculative.describe().c_str());
-  return buf;
+  return cli::engine_summary(*stack_);
 }
 
 std::vector<TokenId> ModelSession::encode(const std::string& text, bool add_special,

@@ -29,7 +29,7 @@ class ModelSession {
   const tokenizer::Tokenizer& tokenizer() const { return model_->tok; }
   const server::ModelContext& context() const { return context_; }
   const std::vector<TokenId>& eos() const { return model_->eos; }
-  // One line describing the engine (KV blocks, limits), as the CLI prints it.
+  // One line describing the engine (cli::engine_summary), as the CLI prints it.
   std::string summary() const;
 
   // `parse_special`: control-token text ("<|im_start|>") becomes its token,

@@ -15,7 +15,6 @@ std::vector<Result> OfflineEngine::generate(const std::vector<Request>& requests
     engine::RequestId id;
     std::shared_ptr<engine::OutputChannel> channel;
     std::unique_ptr<engine::OutputProcessor> out;
-    bool logprobs = false;
   };
   std::vector<engine::AdmittedRequest> admitted;
   admitted.reserve(requests.size());
@@ -32,10 +31,7 @@ std::vector<Result> OfflineEngine::generate(const std::vector<Request>& requests
     Live& l = live[i];
     l.id = engine::RequestId{next_id_ + i};
     l.out = session_.output_processor(requests[i]);
-    l.logprobs = requests[i].params.logprobs.has_value();
-    results[i].outputs.resize(static_cast<std::size_t>(l.out->n()));
-    for (std::int32_t k = 0; k < l.out->n(); ++k)
-      results[i].outputs[static_cast<std::size_t>(k)].index = k;
+    results[i] = make_result(l.out->n());
   }
   next_id_ += requests.size();
   for (std::size_t i = 0; i < requests.size(); ++i)
@@ -46,7 +42,7 @@ std::vector<Result> OfflineEngine::generate(const std::vector<Request>& requests
     for (std::size_t i = 0; i < live.size(); ++i) {
       Live& l = live[i];
       if (results[i].finished) continue;
-      for (const std::int32_t index : apply(results[i], *l.out, l.channel->drain(), l.logprobs))
+      for (const std::int32_t index : apply(results[i], *l.out, l.channel->drain()))
         core.finish_sample(l.id, index);
       if (results[i].finished) {
         ++done;

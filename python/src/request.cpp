@@ -5,20 +5,24 @@
 
 namespace folio::python {
 
-void append(Result& r, const engine::TextDelta& d, bool with_logprobs) {
+Result make_result(std::int32_t n) {
+  Result r;
+  r.outputs.resize(static_cast<std::size_t>(n));
+  for (std::int32_t k = 0; k < n; ++k) r.outputs[static_cast<std::size_t>(k)].index = k;
+  return r;
+}
+
+void append(Result& r, const engine::TextDelta& d) {
   Completion& c = r.outputs.at(static_cast<std::size_t>(d.index));
   c.text += d.text;
   c.token_ids.insert(c.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
-  if (with_logprobs) {
-    for (std::size_t i = 0; i < d.logprobs.size(); ++i) {
-      const engine::LogprobText& lp = d.logprobs[i];
-      std::vector<TokenLogprob> row;
-      row.reserve(lp.top.size() + 1);
-      row.push_back({lp.chosen.id, lp.chosen.logprob, lp.chosen.piece});
-      for (const engine::TokenText& alt : lp.top) row.push_back({alt.id, alt.logprob, alt.piece});
-      c.cumulative_logprob += lp.chosen.logprob;
-      c.logprobs.push_back(std::move(row));
-    }
+  for (const engine::LogprobText& lp : d.logprobs) {
+    std::vector<TokenLogprob> row;
+    row.reserve(lp.top.size() + 1);
+    row.push_back({lp.chosen.id, lp.chosen.logprob, lp.chosen.piece});
+    for (const engine::TokenText& alt : lp.top) row.push_back({alt.id, alt.logprob, alt.piece});
+    c.cumulative_logprob += lp.chosen.logprob;
+    c.logprobs.push_back(std::move(row));
   }
   if (d.finish != FinishReason::kNone) {
     c.finish_reason = finish_reason_name(d.finish);
@@ -27,8 +31,7 @@ void append(Result& r, const engine::TextDelta& d, bool with_logprobs) {
 }
 
 std::vector<std::int32_t> apply(Result& r, engine::OutputProcessor& out,
-                                const std::vector<engine::RequestOutput>& items,
-                                bool with_logprobs) {
+                                const std::vector<engine::RequestOutput>& items) {
   std::vector<std::int32_t> stopped;
   for (const engine::RequestOutput& o : items) {
     r.num_prompt_tokens = o.num_prompt_tokens;
@@ -36,7 +39,7 @@ std::vector<std::int32_t> apply(Result& r, engine::OutputProcessor& out,
     if (!o.error.empty()) r.error = o.error;
     for (const engine::TextDelta& d : out.apply(o)) {
       if (d.stop_string_hit) stopped.push_back(d.index);
-      append(r, d, with_logprobs);
+      append(r, d);
     }
   }
   if (r.error.empty()) r.error = out.error();

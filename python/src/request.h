@@ -59,13 +59,16 @@ struct Result {
   std::string error;  // the engine step failed, or a token could not be rendered
 };
 
-// Appends one text delta of sample d.index to `r`.
-void append(Result& r, const engine::TextDelta& d, bool with_logprobs);
+// An empty result of `n` samples, indexed 0..n-1.
+Result make_result(std::int32_t n);
+
+// Appends one text delta of sample d.index to `r` (its logprobs are there
+// only when the request asked for them).
+void append(Result& r, const engine::TextDelta& d);
 
 // Applies the engine's items to `r` through `out`; returns the indexes of
 // samples whose stop string matched (the caller tells the engine).
 std::vector<std::int32_t> apply(Result& r, engine::OutputProcessor& out,
-                                const std::vector<engine::RequestOutput>& items,
-                                bool with_logprobs);
+                                const std::vector<engine::RequestOutput>& items);
 
 }  // namespace folio::python

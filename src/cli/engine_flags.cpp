@@ -170,17 +170,24 @@ std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags
   return std::make_unique<EngineStack>(m, f, to_engine_config(f));
 }
 
+std::string engine_summary(const EngineStack& e) {
+  const engine::EngineConfig& c = e.core.config();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, max-num-seqs %d, "
+                "max-num-batched-tokens %d, prefix caching %s, %d threads, %d-bit activations, ",
+                e.core.num_kv_blocks(), c.block_size,
+                static_cast<double>(e.core.kv_bytes()) / (1 << 20),
+                kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
+                c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off",
+                e.runner.threads(), static_cast<int>(e.runner.model().activation_bits()));
+  // The speculative part may name a draft model's path: appended, never truncated.
+  return buf + ("speculative decoding " + c.speculative.describe());
+}
+
 void print_engine_summary(const EngineStack& e) {
   const engine::EngineConfig& c = e.core.config();
-  std::fprintf(
-      stderr,
-      "folio: engine: %d KV blocks x %d tokens (%.1f MiB, %s), max-model-len %d, "
-      "max-num-seqs %d, max-num-batched-tokens %d, prefix caching %s, %d threads, "
-      "%d-bit activations, speculative decoding %s\n",
-      e.core.num_kv_blocks(), c.block_size, static_cast<double>(e.core.kv_bytes()) / (1 << 20),
-      kernels::kv_dtype_name(c.kv_cache_dtype), c.max_model_len, c.max_num_seqs,
-      c.max_num_batched_tokens, c.enable_prefix_caching ? "on" : "off", e.runner.threads(),
-      static_cast<int>(e.runner.model().activation_bits()), c.speculative.describe().c_str());
+  std::fprintf(stderr, "folio: engine: %s\n", engine_summary(e).c_str());
   const std::vector<kv::KvGroup> groups = e.runner.kv_groups();
   const auto sliding = std::count_if(groups.begin(), groups.end(),
                                      [](const kv::KvGroup& g) { return g.window > 0; });

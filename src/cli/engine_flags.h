@@ -96,7 +96,12 @@ std::unique_ptr<EngineStack> make_engine(const EngineModel& m, const EngineFlags
 // A kernel thread pool of `threads` threads (0: every hardware thread).
 std::shared_ptr<kernels::ThreadPool> make_thread_pool(int threads);
 
-// One line on stderr describing the engine (KV blocks, bytes, limits).
+// The engine in one line: KV blocks, bytes and dtype, limits, threads,
+// activation width, speculative decoding.
+std::string engine_summary(const EngineStack& e);
+
+// "folio: engine: <engine_summary>" on stderr, then the KV layer groups and
+// attention window when the model or flags have them.
 void print_engine_summary(const EngineStack& e);
 
 // "speculative decoding: 120 drafts, 480 draft tokens, 301 accepted (62.7%),
