@@ -10,7 +10,7 @@
 # start over. Progress goes to stderr; the last line on stdout is the build's bin/ directory.
 #
 # Environment knobs:
-#   LLAMA_CPP_PYTHON_VERSION  sdist version to fetch (default: the pinned one below)
+#   LLAMA_CPP_PYTHON_VERSION  sdist version to fetch (default: the pin in bench/llama_sdist.sh)
 #   JOBS                      ninja parallelism (default 2; the machine is shared)
 #   LLAMA_CPP_EXTRA           0 skips llama-server and llama-cli (default 1)
 #   LLAMA_CPP_SPEC            0 skips llama-speculative and llama-lookup, the speculative-decoding
@@ -24,14 +24,12 @@
 #                             with its repacked (CPU_REPACK) weights
 set -euo pipefail
 
-# Pinned: llama-cpp-python 0.3.36 vendors llama.cpp 0c1e57098bba (2026-10-01). Bump deliberately
-# and re-record the reference numbers in docs/PERFORMANCE.md when changing it.
-VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 JOBS="${JOBS:-2}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WORK="$ROOT/bench/.work"
-SDIST_DIR="$WORK/sdist"
+log() { printf '[llama_cpp.sh] %s\n' "$*" >&2; }
+# The pinned sdist (VERSION, WORK, SDIST) and fetch_sdist, shared with llama_cpp_python.sh.
+source "$ROOT/bench/llama_sdist.sh"
 SRC_PARENT="$WORK/llama_cpp_python-$VERSION"
 SRC="$SRC_PARENT/vendor/llama.cpp"
 FLAVOR="${LLAMA_CPP_FLAVOR:-native}"
@@ -51,30 +49,13 @@ EXTRA_TARGETS=(llama-server llama-cli)
 SPEC_TARGETS=(llama-speculative llama-lookup)
 [[ "${LLAMA_CPP_SPEC:-1}" == 0 ]] && SPEC_TARGETS=()
 
-log() { printf '[llama_cpp.sh] %s\n' "$*" >&2; }
-
-pick_pip() {
-    if [[ -n "${PIP:-}" ]]; then echo "$PIP"
-    elif [[ -x "$ROOT/.venv/bin/pip" ]]; then echo "$ROOT/.venv/bin/pip"
-    else echo pip3
-    fi
-}
-
 fetch() {
-    local tarball="$SDIST_DIR/llama_cpp_python-$VERSION.tar.gz"
-    if [[ -f "$tarball" ]]; then
-        log "sdist present: $tarball"
-    else
-        log "downloading llama-cpp-python==$VERSION sdist from PyPI (~75 MB) ..."
-        mkdir -p "$SDIST_DIR"
-        "$(pick_pip)" download --quiet --no-deps --no-binary :all: \
-            "llama-cpp-python==$VERSION" -d "$SDIST_DIR"
-    fi
+    fetch_sdist
     if [[ -f "$SRC/CMakeLists.txt" ]]; then
         log "sources present: $SRC"
     else
         log "unpacking sdist ..."
-        tar -xzf "$tarball" -C "$WORK"
+        tar -xzf "$SDIST" -C "$WORK"
     fi
 }
 

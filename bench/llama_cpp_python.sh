@@ -20,7 +20,7 @@
 # the venv's python.
 #
 # Environment knobs:
-#   LLAMA_CPP_PYTHON_VERSION  sdist version (default: the pinned one below, as llama_cpp.sh)
+#   LLAMA_CPP_PYTHON_VERSION  sdist version (default: the pin in bench/llama_sdist.sh)
 #   JOBS                      parallel compile jobs (default 2; the machine is shared)
 #   LCP_VENV                  venv folder (default bench/.work/lcp-venv)
 #   LCP_CMAKE_ARGS            extra CMake arguments appended to the defaults
@@ -28,44 +28,24 @@
 #   PIP                       pip used to download the sdist (default: the project venv's pip)
 set -euo pipefail
 
-# Pinned: keep in step with bench/llama_cpp.sh (0.3.36 vendors llama.cpp 0c1e57098bba).
-VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 JOBS="${JOBS:-2}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WORK="$ROOT/bench/.work"
-SDIST_DIR="$WORK/sdist"
-TARBALL="$SDIST_DIR/llama_cpp_python-$VERSION.tar.gz"
+log() { printf '[llama_cpp_python.sh] %s\n' "$*" >&2; }
+# The same pinned sdist as bench/llama_cpp.sh (VERSION, WORK, SDIST) and fetch_sdist.
+source "$ROOT/bench/llama_sdist.sh"
 VENV="${LCP_VENV:-$WORK/lcp-venv}"
 VPY="$VENV/bin/python"
 LOG="$WORK/lcp-venv.build.log"
 cmake_args="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAVA_BUILD=OFF"
 cmake_args+="${LCP_CMAKE_ARGS:+ $LCP_CMAKE_ARGS}"
 
-log() { printf '[llama_cpp_python.sh] %s\n' "$*" >&2; }
-
-pick_pip() {
-    if [[ -n "${PIP:-}" ]]; then echo "$PIP"
-    elif [[ -x "$ROOT/.venv/bin/pip" ]]; then echo "$ROOT/.venv/bin/pip"
-    else echo pip3
-    fi
-}
 
 installed_version() {
     [[ -x "$VPY" ]] || return 1
     "$VPY" -c 'import llama_cpp, sys; sys.stdout.write(llama_cpp.__version__)' 2>/dev/null
 }
 
-fetch() {
-    if [[ -f "$TARBALL" ]]; then
-        log "sdist present: $TARBALL"
-    else
-        log "downloading llama-cpp-python==$VERSION sdist from PyPI (~75 MB) ..."
-        mkdir -p "$SDIST_DIR"
-        "$(pick_pip)" download --quiet --no-deps --no-binary :all: \
-            "llama-cpp-python==$VERSION" -d "$SDIST_DIR"
-    fi
-}
 
 make_venv() {
     if [[ -x "$VPY" ]]; then
@@ -80,13 +60,13 @@ make_venv() {
 install() {
     # GGML_NATIVE=ON: -march=native for ggml-cpu. LLAMA_CURL/OPENSSL off: nothing is fetched at
     # run time. LLAVA_BUILD=OFF: see the header.
-    log "building llama-cpp-python $VERSION from $TARBALL"
+    log "building llama-cpp-python $VERSION from $SDIST"
     log "  CMAKE_ARGS=\"$cmake_args\", $JOBS jobs at nice 10 (tens of minutes on 2 cores);" \
         "log: $LOG"
     # Build isolation fetches scikit-build-core (and cmake/ninja if the host's are too old)
     # from PyPI; -v so the compile log shows the flags actually used.
     if ! CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" \
-        nice -n 10 "$VPY" -m pip install -v --no-cache-dir "$TARBALL" >"$LOG" 2>&1; then
+        nice -n 10 "$VPY" -m pip install -v --no-cache-dir "$SDIST" >"$LOG" 2>&1; then
         tail -n 40 "$LOG" >&2
         log "build failed; full log in $LOG"
         exit 1
@@ -113,7 +93,7 @@ main() {
         log "llama-cpp-python $have already installed in $VENV"
     else
         [[ -n "${have:-}" ]] && log "installed version $have != $VERSION; reinstalling"
-        fetch
+        fetch_sdist
         make_venv
         install
         have="$(installed_version)" || { log "installed, but 'import llama_cpp' fails"; exit 1; }
