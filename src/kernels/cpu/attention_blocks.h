@@ -1,0 +1,144 @@
+// kernels/cpu/attention_blocks.h: the 256-bit register blocks of the
+// attention primitives (internal).
+//
+// scores: a block of NH query heads x NK keys, one eight-lane accumulator
+// each, so each K row is loaded once for the block's heads; reduced to
+// scores by a horizontal-add tree (no per-key horizontal sum). accumulate:
+// the block's output rows are held in registers in chunks while every
+// position of the tile is added in, so acc is read and written once per
+// tile, and each V row chunk is loaded once for the block's heads.
+//
+// Everything is always inlined, so each caller compiles these for its own
+// target: the AVX2 level (attention_avx2.cpp) and the AVX-512 level's
+// remainders (attention_avx512.cpp), with identical arithmetic.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "kernels/cpu/avx2_util.h"
+
+#define FOLIO_ATTN_INLINE inline __attribute__((always_inline))
+
+FOLIO_AVX2_BEGIN
+namespace folio::kernels::cpu::attn {
+
+// v, kept in a register: GCC otherwise folds a load used by several fused
+// multiply-adds into each of them as a memory operand, which loads it that
+// many times (measured: the three-head blocks ran slower than one head).
+FOLIO_ATTN_INLINE __m256 in_register(__m256 v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// The eight lane sums of four keys' accumulators, each added as
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): one score per lane.
+FOLIO_ATTN_INLINE __m128 tree4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+}
+
+// One (head, key) score alone, with the same arithmetic as score_block's.
+FOLIO_ATTN_INLINE float dot1(const float* q, const float* k, std::size_t hd) {
+  __m256 a = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 8 <= hd; i += 8)
+    a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a);
+  const __m256 z = _mm256_setzero_ps();
+  float s = _mm_cvtss_f32(tree4(a, z, z, z));
+  for (; i < hd; ++i) s += q[i] * k[i];
+  return s;
+}
+
+// NH heads x NK keys (NK a multiple of 4), hd % 8 == 0: each K row is loaded
+// once per step for all NH heads, each q row once for all NK keys.
+template <int NH, int NK>
+FOLIO_ATTN_INLINE void score_block(const float* q, const float* k, std::size_t hd, __m128 scale,
+                                   float* s, std::size_t s_stride) {
+  __m256 a[NH][NK];
+  for (auto& row : a)
+    for (auto& x : row) x = _mm256_setzero_ps();
+  for (std::size_t i = 0; i < hd; i += 8) {
+    __m256 qv[NH];
+    for (int h = 0; h < NH; ++h) qv[h] = in_register(_mm256_loadu_ps(q + h * hd + i));
+    for (int r = 0; r < NK; ++r) {
+      const __m256 kv = in_register(_mm256_loadu_ps(k + r * hd + i));
+      for (int h = 0; h < NH; ++h) a[h][r] = _mm256_fmadd_ps(qv[h], kv, a[h][r]);
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int r = 0; r < NK; r += 4) {
+      const __m128 t = tree4(a[h][r], a[h][r + 1], a[h][r + 2], a[h][r + 3]);
+      _mm_storeu_ps(s + h * s_stride + r, _mm_mul_ps(t, scale));
+    }
+  }
+}
+
+// Heads [0, NH) of the group against all nt keys, NK at a time.
+template <int NH, int NK>
+FOLIO_ATTN_INLINE void score_heads(const float* q, const float* k, std::size_t nt, std::size_t hd,
+                                   float scale, float* s, std::size_t s_stride) {
+  std::size_t j = 0;
+  if (hd % 8 == 0) {
+    const __m128 vs = _mm_set1_ps(scale);
+    for (; j + NK <= nt; j += NK) score_block<NH, NK>(q, k + j * hd, hd, vs, s + j, s_stride);
+  }
+  for (; j < nt; ++j) {
+    for (int h = 0; h < NH; ++h) s[h * s_stride + j] = dot1(q + h * hd, k + j * hd, hd) * scale;
+  }
+}
+
+FOLIO_ATTN_INLINE float row_max(const float* s, std::size_t n) {
+  std::size_t j = 0;
+  float m = -INFINITY;
+  if (n >= 8) {
+    __m256 v = _mm256_loadu_ps(s);
+    for (j = 8; j + 8 <= n; j += 8) v = _mm256_max_ps(v, _mm256_loadu_ps(s + j));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    m = _mm_cvtss_f32(h);
+  }
+  for (; j < n; ++j) m = std::max(m, s[j]);
+  return m;
+}
+
+// acc[h][0 .. 8C) += sum_j p[h][j] v[j][0 .. 8C) for NH heads, the chunk
+// held in NH * C registers: each V row chunk is loaded once for all heads.
+template <int NH, int C>
+FOLIO_ATTN_INLINE void accumulate_chunk(const float* p, std::size_t p_stride, const float* v,
+                                        std::size_t nt, std::size_t hd, float* acc) {
+  __m256 a[NH][C];
+  for (int h = 0; h < NH; ++h)
+    for (int c = 0; c < C; ++c) a[h][c] = _mm256_loadu_ps(acc + h * hd + 8 * c);
+  for (std::size_t j = 0; j < nt; ++j) {
+    const float* vj = v + j * hd;
+    __m256 vv[C];
+    for (int c = 0; c < C; ++c) vv[c] = in_register(_mm256_loadu_ps(vj + 8 * c));
+    for (int h = 0; h < NH; ++h) {
+      const __m256 pj = in_register(_mm256_broadcast_ss(p + h * p_stride + j));
+      for (int c = 0; c < C; ++c) a[h][c] = _mm256_fmadd_ps(pj, vv[c], a[h][c]);
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(acc + h * hd + 8 * c, a[h][c]);
+}
+
+// Heads [0, NH) of the group: chunks of 8C floats, then of 8, then one by one.
+template <int NH, int C>
+FOLIO_ATTN_INLINE void accumulate_heads(const float* p, std::size_t p_stride, const float* v,
+                                        std::size_t nt, std::size_t hd, float* acc) {
+  std::size_t i = 0;
+  for (; i + 8 * C <= hd; i += 8 * C) accumulate_chunk<NH, C>(p, p_stride, v + i, nt, hd, acc + i);
+  for (; i + 8 <= hd; i += 8) accumulate_chunk<NH, 1>(p, p_stride, v + i, nt, hd, acc + i);
+  for (; i < hd; ++i) {
+    for (int h = 0; h < NH; ++h) {
+      float a = acc[h * hd + i];
+      for (std::size_t j = 0; j < nt; ++j) a += p[h * p_stride + j] * v[j * hd + i];
+      acc[h * hd + i] = a;
+    }
+  }
+}
+
+}  // namespace folio::kernels::cpu::attn
+FOLIO_AVX2_END
