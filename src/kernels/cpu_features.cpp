@@ -25,6 +25,7 @@ struct Features {
   bool bf16 = false;    // AVX512_BF16
   bool amx = false;     // AMX-TILE + AMX-INT8, tile state enabled and permitted
   bool amx_bf16 = false;
+  bool amd = false;  // vendor "AuthenticAMD"
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +58,10 @@ Features detect() {
   Features f;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) != 0) {
+    // The vendor string is EBX, EDX, ECX: "Auth" "enti" "cAMD".
+    f.amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
+  }
   if (__get_cpuid(1, &a, &b, &c, &d) == 0) return f;
   const bool osxsave = (c & bit_OSXSAVE) != 0, fma = (c & bit_FMA) != 0, f16c = (c & bit_F16C) != 0;
   if (!osxsave) return f;
@@ -98,6 +103,9 @@ Isa level(const Features& f) {
 // -1: none; otherwise the Isa's value.
 std::atomic<int> g_override{-1};
 std::atomic<int> g_ceiling{-1};  // FOLIO_ISA
+// -1: the CPU's default; otherwise a DecodePanels value.
+std::atomic<int> g_decode_override{-1};
+std::atomic<int> g_decode_env{-1};  // FOLIO_DECODE_PANELS
 
 int value(Isa isa) {
   return static_cast<int>(isa);
@@ -140,6 +148,10 @@ Isa parse_isa(std::string_view name) {
 }
 
 void configure_isa_from_env() {
+  const char* panels = std::getenv("FOLIO_DECODE_PANELS");
+  if (panels != nullptr && *panels != '\0') {
+    g_decode_env.store(static_cast<int>(parse_decode_panels(panels)));
+  }
   const char* env = std::getenv("FOLIO_ISA");
   if (env == nullptr || *env == '\0') return;
   const Isa isa = parse_isa(env);
@@ -175,6 +187,32 @@ IsaOverride::IsaOverride(Isa isa) {
 
 IsaOverride::~IsaOverride() {
   g_override.store(previous_ ? value(*previous_) : -1);
+}
+
+DecodePanels decode_panels() {
+  const int forced = g_decode_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<DecodePanels>(forced);
+  const int env = g_decode_env.load(std::memory_order_relaxed);
+  if (env >= 0) return static_cast<DecodePanels>(env);
+  return features().amd ? DecodePanels::kOne : DecodePanels::kTwo;
+}
+
+std::string_view decode_panels_name(DecodePanels p) {
+  return p == DecodePanels::kOne ? "one" : "two";
+}
+
+DecodePanels parse_decode_panels(std::string_view name) {
+  if (name == "one") return DecodePanels::kOne;
+  if (name == "two") return DecodePanels::kTwo;
+  throw Error("FOLIO_DECODE_PANELS=" + std::string(name) + ": expected one or two");
+}
+
+DecodePanelsOverride::DecodePanelsOverride(DecodePanels p) : previous_(g_decode_override.load()) {
+  g_decode_override.store(static_cast<int>(p));
+}
+
+DecodePanelsOverride::~DecodePanelsOverride() {
+  g_decode_override.store(previous_);
 }
 
 }  // namespace folio::kernels

@@ -60,4 +60,29 @@ class IsaOverride {
   std::optional<Isa> previous_;
 };
 
+// How the AVX-512 level multiplies a few activation rows (decode, up to
+// cpu::kMaxTileCols): kOne runs the 256-bit one-panel kernels, which read each
+// weight panel as one stream; kTwo the 512-bit two-panel kernels, two streams
+// a panel apart. AMD's Zen 4 prefetches the second pattern poorly (decode from
+// DRAM 20-30 % slower); an Intel Xeon streams both and computes the second
+// faster (Gemma 3 decode +20-30 %). Both give the same bits. Default: kOne on
+// AMD CPUs, kTwo elsewhere; FOLIO_DECODE_PANELS=one|two (read by
+// configure_isa_from_env, a bad value is an error) sets it for A/B runs.
+enum class DecodePanels { kOne, kTwo };
+DecodePanels decode_panels();
+std::string_view decode_panels_name(DecodePanels p);  // "one" / "two"
+DecodePanels parse_decode_panels(std::string_view name);
+
+// Test hook: forces the decode kernels while alive (tests run both).
+class DecodePanelsOverride {
+ public:
+  explicit DecodePanelsOverride(DecodePanels p);
+  ~DecodePanelsOverride();
+  DecodePanelsOverride(const DecodePanelsOverride&) = delete;
+  DecodePanelsOverride& operator=(const DecodePanelsOverride&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace folio::kernels

@@ -93,4 +93,28 @@ TEST(CpuFeatures, OverrideClampsToTheCpuAndRestores) {
 }
 
 }  // namespace
+TEST(CpuFeatures, DecodePanelsParseOverrideAndRefuseBadNames) {
+  for (DecodePanels p : {DecodePanels::kOne, DecodePanels::kTwo})
+    EXPECT_EQ(parse_decode_panels(decode_panels_name(p)), p);
+  EXPECT_THROW(parse_decode_panels("three"), Error);
+  const DecodePanels before = decode_panels();
+  std::printf("[isa] decode panels on this CPU: %s\n",
+              std::string(decode_panels_name(before)).c_str());
+  {
+    DecodePanelsOverride force(before == DecodePanels::kOne ? DecodePanels::kTwo
+                                                            : DecodePanels::kOne);
+    EXPECT_NE(decode_panels(), before);
+  }
+  EXPECT_EQ(decode_panels(), before);
+  setenv("FOLIO_DECODE_PANELS", "sideways", 1);
+  try {
+    configure_isa_from_env();
+    ADD_FAILURE() << "FOLIO_DECODE_PANELS=sideways was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected one or two"), std::string::npos) << e.what();
+  }
+  unsetenv("FOLIO_DECODE_PANELS");
+  EXPECT_EQ(decode_panels(), before);
+}
+
 }  // namespace folio::kernels

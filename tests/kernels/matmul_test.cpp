@@ -31,6 +31,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -148,12 +149,20 @@ void check_case(const Case& k, ThreadPool& pool, std::mt19937& rng) {
   matmul_ref(w, xq.data(), k.n, ref_q.data());
   const auto tol = tolerances(w, k.bits, x, k.n);
   bool have_simd = false;
+  // Each level, and at the AVX-512 levels both decode kernels (they differ below 5 rows).
+  std::vector<std::pair<Isa, DecodePanels>> runs;
   for (Isa isa : testing::supported_isas()) {
+    runs.emplace_back(isa, DecodePanels::kOne);
+    if (isa >= Isa::kAvx512) runs.emplace_back(isa, DecodePanels::kTwo);
+  }
+  for (auto [isa, panels] : runs) {
     {
       IsaOverride force(isa);
+      DecodePanelsOverride decode(panels);
       matmul(w, x.data(), k.n, fast.data(), pool, k.bits);
     }
-    const std::string what = k.str() + " " + std::string(isa_name(isa));
+    const std::string what = k.str() + " " + std::string(isa_name(isa)) + " decode panels " +
+                             std::string(decode_panels_name(panels));
     for (std::size_t i = 0; i < ref.size(); ++i) {
       ASSERT_LE(std::fabs(fast[i] - ref_q[i]), tol.rounding[i]) << what << ", output " << i;
       ASSERT_LE(std::fabs(fast[i] - ref[i]), tol.full[i]) << what << " vs exact, output " << i;

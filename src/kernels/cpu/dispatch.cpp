@@ -25,10 +25,11 @@ const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits b
 
 const PanelKernel* panel_kernel(Isa isa, gguf::TensorType type, ActivationBits bits,
                                 std::size_t n) {
-  // Up to kMaxTileCols activation rows (decode of a few sequences) read each panel as one
-  // stream (gemm_avx2_panel.cpp says why): the 256-bit VNNI kernels for 16-bit activations,
-  // the AVX2 ones for 8-bit. From there on the two-panel kernels are as fast or faster.
-  if (isa >= Isa::kAvx512 && n <= kMaxTileCols) {
+  // Up to kMaxTileCols activation rows (decode of a few sequences), where the CPU prefers it
+  // (decode_panels(), cpu_features.h), read each panel as one stream (gemm_avx2_panel.cpp says
+  // why): the 256-bit VNNI kernels for 16-bit activations, the AVX2 ones for 8-bit. From there
+  // on, and on the other CPUs, the two-panel kernels.
+  if (isa >= Isa::kAvx512 && n <= kMaxTileCols && decode_panels() == DecodePanels::kOne) {
     if (bits == ActivationBits::k8) return avx2_panel_kernel(type, bits);
     if (const PanelKernel* k = avx512_panel_kernel_narrow(type)) return k;
   }
@@ -65,9 +66,11 @@ std::string summarize(Isa isa) {
   const auto panels_at = [](const PanelKernel* (*table)(gguf::TensorType, ActivationBits)) {
     return type_list([table](gguf::TensorType t) { return table(t, ActivationBits::k16); });
   };
-  const std::string decode = isa >= Isa::kAvx512 ? "vnni-256 one-panel decode (" +
-                                                       type_list(avx512_panel_kernel_narrow) + ")"
-                                                 : std::string();
+  const std::string decode =
+      isa < Isa::kAvx512 ? std::string()
+      : decode_panels() == DecodePanels::kOne
+          ? "vnni-256 one-panel decode (" + type_list(avx512_panel_kernel_narrow) + ")"
+          : std::string("two-panel decode");
   switch (isa) {
     case Isa::kScalar:
       return "scalar tiles";
