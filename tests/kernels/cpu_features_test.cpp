@@ -92,7 +92,6 @@ TEST(CpuFeatures, OverrideClampsToTheCpuAndRestores) {
   EXPECT_EQ(active_isa(), detected_isa());
 }
 
-}  // namespace
 TEST(CpuFeatures, DecodePanelsParseOverrideAndRefuseBadNames) {
   for (DecodePanels p : {DecodePanels::kOne, DecodePanels::kTwo})
     EXPECT_EQ(parse_decode_panels(decode_panels_name(p)), p);
@@ -117,4 +116,5 @@ TEST(CpuFeatures, DecodePanelsParseOverrideAndRefuseBadNames) {
   EXPECT_EQ(decode_panels(), before);
 }
 
+}  // namespace
 }  // namespace folio::kernels

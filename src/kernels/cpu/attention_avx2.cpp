@@ -84,20 +84,7 @@ void accumulate(const float* p, std::size_t p_stride, std::size_t heads, const f
 }
 
 float exp_shift(float* s, std::size_t nt, float m) {
-  const __m256 vm = _mm256_set1_ps(m);
-  __m256 acc = _mm256_setzero_ps();
-  std::size_t j = 0;
-  for (; j + 8 <= nt; j += 8) {
-    const __m256 e = avx2::exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
-    _mm256_storeu_ps(s + j, e);
-    acc = _mm256_add_ps(acc, e);
-  }
-  float sum = avx2::hsum(acc);
-  for (; j < nt; ++j) {
-    s[j] = std::exp(s[j] - m);
-    sum += s[j];
-  }
-  return sum;
+  return attn::exp_shift_rest(s, nt, m, 0, _mm256_setzero_ps());
 }
 
 // int4 head rows (kv_row.h): a whole group of 32 from its 16 bytes, 8

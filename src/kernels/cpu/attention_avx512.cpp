@@ -25,7 +25,6 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 
 #include "kernels/cpu/attention_blocks.h"
@@ -165,7 +164,7 @@ FOLIO_ATTN_INLINE void accumulate_chunk_512(const float* p, std::size_t p_stride
     for (int c = 0; c < C; ++c) _mm512_storeu_ps(acc + h * hd + 16 * c, a[h][c]);
 }
 
-// Heads [0, NH): chunks of 16C floats, then of 64, 32, 16, 8, then one by one.
+// Heads [0, NH): chunks of 16C floats, then of 64, 32, 16, then accumulate_rest.
 template <int NH, int C>
 FOLIO_ATTN_INLINE void accumulate_heads_512(const float* p, std::size_t p_stride, const float* v,
                                             std::size_t nt, std::size_t hd, float* acc) {
@@ -179,14 +178,7 @@ FOLIO_ATTN_INLINE void accumulate_heads_512(const float* p, std::size_t p_stride
     for (; i + 32 <= hd; i += 32) accumulate_chunk_512<NH, 2>(p, p_stride, v + i, nt, hd, acc + i);
   }
   for (; i + 16 <= hd; i += 16) accumulate_chunk_512<NH, 1>(p, p_stride, v + i, nt, hd, acc + i);
-  for (; i + 8 <= hd; i += 8) attn::accumulate_chunk<NH, 1>(p, p_stride, v + i, nt, hd, acc + i);
-  for (; i < hd; ++i) {
-    for (int h = 0; h < NH; ++h) {
-      float a = acc[h * hd + i];
-      for (std::size_t j = 0; j < nt; ++j) a += p[h * p_stride + j] * v[j * hd + i];
-      acc[h * hd + i] = a;
-    }
-  }
+  attn::accumulate_rest<NH>(p, p_stride, v, nt, hd, acc, i);
 }
 
 void scores_512(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
@@ -244,18 +236,7 @@ float exp_shift_512(float* s, std::size_t nt, float m) {
     _mm512_storeu_ps(s + j, e);
     acc = _mm256_add_ps(_mm256_add_ps(acc, low_half(e)), high_half(e));
   }
-  if (j + 8 <= nt) {
-    const __m256 e = avx2::exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), _mm256_set1_ps(m)));
-    _mm256_storeu_ps(s + j, e);
-    acc = _mm256_add_ps(acc, e);
-    j += 8;
-  }
-  float sum = avx2::hsum(acc);
-  for (; j < nt; ++j) {
-    s[j] = std::exp(s[j] - m);
-    sum += s[j];
-  }
-  return sum;
+  return attn::exp_shift_rest(s, nt, m, j, acc);
 }
 
 AttentionPrims over(const AttentionPrims& avx2) {

@@ -124,12 +124,11 @@ FOLIO_ATTN_INLINE void accumulate_chunk(const float* p, std::size_t p_stride, co
     for (int c = 0; c < C; ++c) _mm256_storeu_ps(acc + h * hd + 8 * c, a[h][c]);
 }
 
-// Heads [0, NH) of the group: chunks of 8C floats, then of 8, then one by one.
-template <int NH, int C>
-FOLIO_ATTN_INLINE void accumulate_heads(const float* p, std::size_t p_stride, const float* v,
-                                        std::size_t nt, std::size_t hd, float* acc) {
-  std::size_t i = 0;
-  for (; i + 8 * C <= hd; i += 8 * C) accumulate_chunk<NH, C>(p, p_stride, v + i, nt, hd, acc + i);
+// Columns [i, hd) of heads [0, NH): chunks of 8 floats, then one by one
+// (the end of every level's accumulate, so their last columns agree).
+template <int NH>
+FOLIO_ATTN_INLINE void accumulate_rest(const float* p, std::size_t p_stride, const float* v,
+                                       std::size_t nt, std::size_t hd, float* acc, std::size_t i) {
   for (; i + 8 <= hd; i += 8) accumulate_chunk<NH, 1>(p, p_stride, v + i, nt, hd, acc + i);
   for (; i < hd; ++i) {
     for (int h = 0; h < NH; ++h) {
@@ -138,6 +137,34 @@ FOLIO_ATTN_INLINE void accumulate_heads(const float* p, std::size_t p_stride, co
       acc[h * hd + i] = a;
     }
   }
+}
+
+// Heads [0, NH) of the group: chunks of 8C floats, then accumulate_rest.
+template <int NH, int C>
+FOLIO_ATTN_INLINE void accumulate_heads(const float* p, std::size_t p_stride, const float* v,
+                                        std::size_t nt, std::size_t hd, float* acc) {
+  std::size_t i = 0;
+  for (; i + 8 * C <= hd; i += 8 * C) accumulate_chunk<NH, C>(p, p_stride, v + i, nt, hd, acc + i);
+  accumulate_rest<NH>(p, p_stride, v, nt, hd, acc, i);
+}
+
+// exp_shift from s[j] on, its eight-lane sum so far in acc: s[j..] =
+// exp(s[j..] - m) in chunks of 8, then one by one; returns the whole sum
+// (the end of every level's exp_shift, so their sums agree).
+FOLIO_ATTN_INLINE float exp_shift_rest(float* s, std::size_t nt, float m, std::size_t j,
+                                       __m256 acc) {
+  const __m256 vm = _mm256_set1_ps(m);
+  for (; j + 8 <= nt; j += 8) {
+    const __m256 e = avx2::exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(s + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float sum = avx2::hsum(acc);
+  for (; j < nt; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  return sum;
 }
 
 }  // namespace folio::kernels::cpu::attn

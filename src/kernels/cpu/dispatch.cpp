@@ -62,13 +62,13 @@ std::string type_list(Has has) {
 }
 
 // Read off the tables above, so it cannot drift from them.
-std::string summarize(Isa isa) {
+std::string summarize(Isa isa, DecodePanels panels) {
   const auto panels_at = [](const PanelKernel* (*table)(gguf::TensorType, ActivationBits)) {
     return type_list([table](gguf::TensorType t) { return table(t, ActivationBits::k16); });
   };
   const std::string decode =
       isa < Isa::kAvx512 ? std::string()
-      : decode_panels() == DecodePanels::kOne
+      : panels == DecodePanels::kOne
           ? "vnni-256 one-panel decode (" + type_list(avx512_panel_kernel_narrow) + ")"
           : std::string("two-panel decode");
   switch (isa) {
@@ -90,28 +90,33 @@ std::string summarize(Isa isa) {
 
 }  // namespace
 
-// Each level's summary is built on first use only: the AVX-512 and AMX
-// tables are compiled for their targets and must not be touched on a CPU
-// without them.
+namespace {
+
+// Level L's summary for each decode choice, built on first use only: the
+// AVX-512 and AMX tables are compiled for their targets and must not be
+// touched on a CPU without them.
+template <Isa L>
+const std::string& summary_of(DecodePanels panels) {
+  static const std::string one = summarize(L, DecodePanels::kOne);
+  static const std::string two = summarize(L, DecodePanels::kTwo);
+  return panels == DecodePanels::kOne ? one : two;
+}
+
+}  // namespace
+
 const std::string& gemm_kernel_summary(Isa isa) {
+  const DecodePanels panels = decode_panels();
   switch (isa) {
-    case Isa::kScalar: {
-      static const std::string s = summarize(Isa::kScalar);
-      return s;
-    }
-    case Isa::kAvx2: {
-      static const std::string s = summarize(Isa::kAvx2);
-      return s;
-    }
-    case Isa::kAvx512: {
-      static const std::string s = summarize(Isa::kAvx512);
-      return s;
-    }
+    case Isa::kScalar:
+      return summary_of<Isa::kScalar>(panels);
+    case Isa::kAvx2:
+      return summary_of<Isa::kAvx2>(panels);
+    case Isa::kAvx512:
+      return summary_of<Isa::kAvx512>(panels);
     case Isa::kAmx:
       break;
   }
-  static const std::string s = summarize(Isa::kAmx);
-  return s;
+  return summary_of<Isa::kAmx>(panels);
 }
 
 }  // namespace folio::kernels::cpu
