@@ -42,6 +42,7 @@
 #include "base/fp16.h"
 #include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/avx512_util.h"
+#include "kernels/cpu/dot_chains.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/kquant_unpack.h"
@@ -600,24 +601,9 @@ namespace avx2 {
 
 namespace {
 
-// One block's int32 sums for NC activation rows in kChains accumulators per
-// row: a fused dot product waits for its accumulator, so one or two rows
-// alone would leave the core idle on a single chain. Step k adds into chain
-// k % kChains; fold() sums the chains into chain[0] (exact).
+// Independent accumulator chains for one or two activation rows (dot_chains.h).
 template <int NC>
-struct Sums {
-  static constexpr int kChains = NC == 1 ? 4 : NC == 2 ? 2 : 1;
-  __m256i chain[kChains][NC];
-  Sums() {
-    for (auto& k : chain)
-      for (auto& v : k) v = _mm256_setzero_si256();
-  }
-  __m256i& at(int step, int c) { return chain[step % kChains][c]; }
-  void fold() {
-    for (int k = 1; k < kChains; ++k)
-      for (int c = 0; c < NC; ++c) chain[0][c] = _mm256_add_epi32(chain[0][c], chain[k][c]);
-  }
-};
+using Sums = DotChains<256, NC>;
 
 // Q4_0 / Q4_1 / Q4_K (kFive: Q5_0 / Q5_1) against the int8 halves of 16-bit
 // activations (ActQ16Block): isum = 254 * isum_hi + isum_lo.
@@ -649,13 +635,12 @@ void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
         l = _mm256_dpbusd_epi32(l, hi, bcast4(a.lo + 16 + 4 * t));
       }
     }
-    hi_sum.fold();
-    lo_sum.fold();
+    const __m256i* hi_total = hi_sum.fold();
+    const __m256i* lo_total = lo_sum.fold();
     __m256i isum[NC];
     for (int c = 0; c < NC; ++c) {
-      isum[c] =
-          _mm256_add_epi32(_mm256_mullo_epi32(hi_sum.chain[0][c], _mm256_set1_epi32(kActQ16Base)),
-                           lo_sum.chain[0][c]);
+      isum[c] = _mm256_add_epi32(_mm256_mullo_epi32(hi_total[c], _mm256_set1_epi32(kActQ16Base)),
+                                 lo_total[c]);
     }
     const __m256 d = load_d<Fmt>(g);
     tile.add_block(i, d, isum);
@@ -690,8 +675,7 @@ void vnni_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t
           s1 = _mm256_dpwssd_epi32(s1, w13, bcast_pair(xq + 2));
         }
       }
-      sum.fold();
-      tile.add_block(i, half == 0 ? load_d<Fmt>(g) : load_m<Fmt>(g), sum.chain[0]);
+      tile.add_block(i, half == 0 ? load_d<Fmt>(g) : load_m<Fmt>(g), sum.fold());
     }
   }
   store_rows(tile.acc, NC, y, ldy, nr);

@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/avx512_util.h"
+#include "kernels/cpu/dot_chains.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/panel_layout.h"
 
@@ -73,6 +74,16 @@ inline __m512i bcast4(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Independent integer chains per activation row. A block's dot products all
+// add into one register per activation row, so with one or two rows (decode)
+// the VNNI latency (~5 cycles) serialized them: one block of a Q4 / Q8_0 pair
+// took ~40 cycles in L2, as long as its 16 chained vpdpwssd. Spreading them
+// over kChains registers, summed once per block, lets them overlap. Integer
+// sums are exact, so the order does not change a bit.
+// Independent accumulator chains for one or two activation rows (dot_chains.h).
+template <int NC>
+using Sums = DotChains<512, NC>;
+
 template <class Act, int NC>
 struct Tile {
   const Act* xb[NC];
@@ -114,9 +125,9 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
-    __m512i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) {
+    Sums<NC> sum;
+    static_for<4>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
       const __m512i raw = load_pair(g0 + Fmt::kScaleBytes + 32 * t, g1 + Fmt::kScaleBytes + 32 * t);
       const __m512i w02 = _mm512_and_si512(raw, m4);
       const __m512i w13 = _mm512_and_si512(_mm512_srli_epi16(raw, 8), m4);
@@ -124,14 +135,18 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
       const __m512i h13 = _mm512_srli_epi16(raw, 12);
       for (int c = 0; c < NC; ++c) {
         const std::int16_t* xq = tile.xb[c][i].q + 4 * t;
-        sum[c] = _mm512_dpwssd_epi32(sum[c], w02, bcast4(xq));
-        sum[c] = _mm512_dpwssd_epi32(sum[c], w13, bcast4(xq + 2));
-        sum[c] = _mm512_dpwssd_epi32(sum[c], h02, bcast4(xq + 16));
-        sum[c] = _mm512_dpwssd_epi32(sum[c], h13, bcast4(xq + 18));
+        __m512i& s0 = sum.at(4 * t, c);
+        __m512i& s1 = sum.at(4 * t + 1, c);
+        __m512i& s2 = sum.at(4 * t + 2, c);
+        __m512i& s3 = sum.at(4 * t + 3, c);
+        s0 = _mm512_dpwssd_epi32(s0, w02, bcast4(xq));
+        s1 = _mm512_dpwssd_epi32(s1, w13, bcast4(xq + 2));
+        s2 = _mm512_dpwssd_epi32(s2, h02, bcast4(xq + 16));
+        s3 = _mm512_dpwssd_epi32(s3, h13, bcast4(xq + 18));
       }
-    }
+    });
     const __m512 d = load_scale_pair<Fmt>(g0, g1);
-    tile.add_block(i, d, sum);
+    tile.add_block(i, d, sum.fold());
     tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
                             : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
   }
@@ -147,20 +162,22 @@ void pair_q8_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
-    __m512i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = _mm512_setzero_si512();
-    for (int t = 0; t < 8; ++t) {
+    Sums<NC> sum;
+    static_for<8>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
       const __m512i raw =
           load_pair(g0 + FmtQ8_0::kScaleBytes + 32 * t, g1 + FmtQ8_0::kScaleBytes + 32 * t);
       const __m512i w02 = _mm512_srai_epi16(_mm512_slli_epi16(raw, 8), 8);
       const __m512i w13 = _mm512_srai_epi16(raw, 8);
       for (int c = 0; c < NC; ++c) {
         const std::int16_t* xq = tile.xb[c][i].q + 4 * t;
-        sum[c] = _mm512_dpwssd_epi32(sum[c], w02, bcast4(xq));
-        sum[c] = _mm512_dpwssd_epi32(sum[c], w13, bcast4(xq + 2));
+        __m512i& s0 = sum.at(2 * t, c);
+        __m512i& s1 = sum.at(2 * t + 1, c);
+        s0 = _mm512_dpwssd_epi32(s0, w02, bcast4(xq));
+        s1 = _mm512_dpwssd_epi32(s1, w13, bcast4(xq + 2));
       }
-    }
-    tile.add_block(i, load_fp16_pair(g0, g1), sum);
+    });
+    tile.add_block(i, load_fp16_pair(g0, g1), sum.fold());
   }
   tile.store(y, ldy, nr);
 }
@@ -176,22 +193,25 @@ void pair_q6k_i16(const std::uint8_t* panel, std::size_t stride, std::size_t col
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
-    __m512i sum[2][NC];
-    for (int c = 0; c < NC; ++c) sum[0][c] = sum[1][c] = _mm512_setzero_si512();
-    for (int t = 0; t < 8; ++t) {
+    Sums<NC> sum[2];
+    static_for<8>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
       const __m512i raw =
           load_pair(g0 + Fmt::kQuantOffset + 32 * t, g1 + Fmt::kQuantOffset + 32 * t);
       const __m512i w02 = _mm512_srai_epi16(_mm512_slli_epi16(raw, 8), 8);
       const __m512i w13 = _mm512_srai_epi16(raw, 8);
-      __m512i* s = sum[t / 4];
+      Sums<NC>& half = sum[t / 4];
       for (int c = 0; c < NC; ++c) {
         const std::int16_t* xq = tile.xb[c][i].q + 4 * t;
-        s[c] = _mm512_dpwssd_epi32(s[c], w02, bcast4(xq));
-        s[c] = _mm512_dpwssd_epi32(s[c], w13, bcast4(xq + 2));
+        __m512i& s0 = half.at(2 * t, c);
+        __m512i& s1 = half.at(2 * t + 1, c);
+        s0 = _mm512_dpwssd_epi32(s0, w02, bcast4(xq));
+        s1 = _mm512_dpwssd_epi32(s1, w13, bcast4(xq + 2));
       }
-    }
-    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), sum[0]);
-    tile.add_block(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset), sum[1]);
+    });
+    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), sum[0].fold());
+    tile.add_block(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset),
+                   sum[1].fold());
   }
   tile.store(y, ldy, nr);
 }
@@ -211,19 +231,20 @@ void pair_q8_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
-    __m512i sum[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = _mm512_setzero_si512();
-    for (int t = 0; t < 8; ++t) {
+    Sums<NC> sum;
+    static_for<8>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
       const __m512i w =
           load_pair(g0 + FmtQ8_0::kScaleBytes + 32 * t, g1 + FmtQ8_0::kScaleBytes + 32 * t);
       const __m512i aw = _mm512_abs_epi8(w);
       const __mmask64 neg = _mm512_movepi8_mask(w);
       for (int c = 0; c < NC; ++c) {
         const __m512i xv = bcast4(tile.xb[c][i].qs + 4 * t);
-        sum[c] = _mm512_dpbusd_epi32(sum[c], aw, _mm512_mask_sub_epi8(xv, neg, zero, xv));
+        __m512i& s = sum.at(t, c);
+        s = _mm512_dpbusd_epi32(s, aw, _mm512_mask_sub_epi8(xv, neg, zero, xv));
       }
-    }
-    tile.add_block(i, load_fp16_pair(g0, g1), sum);
+    });
+    tile.add_block(i, load_fp16_pair(g0, g1), sum.fold());
   }
   tile.store(y, ldy, nr);
 }
@@ -264,9 +285,9 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
     const std::uint8_t* g1 = g0 + stride;
     __m512i hb = _mm512_setzero_si512();
     if constexpr (kFive) hb = load_pair(g0 + Fmt::kScaleBytes, g1 + Fmt::kScaleBytes);
-    __m512i sum[NC], sum_lo[NC];
-    for (int c = 0; c < NC; ++c) sum[c] = sum_lo[c] = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) {
+    Sums<NC> sum, sum_lo;  // sum_lo: the low halves of 16-bit activations
+    static_for<4>([&](auto tc) {
+      constexpr int t = decltype(tc)::value;
       const __m512i raw =
           load_pair(g0 + Fmt::kQuantOffset + 32 * t, g1 + Fmt::kQuantOffset + 32 * t);
       __m512i lo = _mm512_and_si512(raw, m4);
@@ -274,25 +295,33 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
       if constexpr (kFive) add_fifth_bits(hb, t, lo, hi);
       for (int c = 0; c < NC; ++c) {
         const Act& a = tile.xb[c][i];
+        __m512i& s0 = sum.at(2 * t, c);
+        __m512i& s1 = sum.at(2 * t + 1, c);
         if constexpr (kTwo) {
-          sum[c] = _mm512_dpbusd_epi32(sum[c], lo, bcast4(a.hi + 4 * t));
-          sum[c] = _mm512_dpbusd_epi32(sum[c], hi, bcast4(a.hi + 16 + 4 * t));
-          sum_lo[c] = _mm512_dpbusd_epi32(sum_lo[c], lo, bcast4(a.lo + 4 * t));
-          sum_lo[c] = _mm512_dpbusd_epi32(sum_lo[c], hi, bcast4(a.lo + 16 + 4 * t));
+          __m512i& l0 = sum_lo.at(2 * t, c);
+          __m512i& l1 = sum_lo.at(2 * t + 1, c);
+          s0 = _mm512_dpbusd_epi32(s0, lo, bcast4(a.hi + 4 * t));
+          s1 = _mm512_dpbusd_epi32(s1, hi, bcast4(a.hi + 16 + 4 * t));
+          l0 = _mm512_dpbusd_epi32(l0, lo, bcast4(a.lo + 4 * t));
+          l1 = _mm512_dpbusd_epi32(l1, hi, bcast4(a.lo + 16 + 4 * t));
         } else {
-          sum[c] = _mm512_dpbusd_epi32(sum[c], lo, bcast4(a.qs + 4 * t));
-          sum[c] = _mm512_dpbusd_epi32(sum[c], hi, bcast4(a.qs + 16 + 4 * t));
+          s0 = _mm512_dpbusd_epi32(s0, lo, bcast4(a.qs + 4 * t));
+          s1 = _mm512_dpbusd_epi32(s1, hi, bcast4(a.qs + 16 + 4 * t));
         }
       }
-    }
+    });
+    const __m512i* total = sum.fold();
+    __m512i combined[NC];
     if constexpr (kTwo) {
+      const __m512i* total_lo = sum_lo.fold();
       for (int c = 0; c < NC; ++c) {
-        sum[c] =
-            _mm512_add_epi32(_mm512_mullo_epi32(sum[c], _mm512_set1_epi32(kActQ16Base)), sum_lo[c]);
+        combined[c] = _mm512_add_epi32(_mm512_mullo_epi32(total[c], _mm512_set1_epi32(kActQ16Base)),
+                                       total_lo[c]);
       }
+      total = combined;
     }
     const __m512 d = load_scale_pair<Fmt>(g0, g1);
-    tile.add_block(i, d, sum);
+    tile.add_block(i, d, total);
     tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
                             : _mm512_mul_ps(d, _mm512_set1_ps(kOffset)));
   }
