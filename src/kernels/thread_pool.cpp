@@ -1,20 +1,27 @@
 // kernels/thread_pool.cpp: persistent workers, spin-then-block hand-off,
-// chunks claimed dynamically.
+// chunks claimed dynamically from per-thread home ranges.
 //
-// One job at a time. The caller publishes (fn, ctx, n, n_chunks), then
-// `ticket` = (job generation << 32 | next chunk 0), wakes sleeping workers,
-// and claims chunks itself like any worker. Every participant claims the next
-// chunk of the current generation with a compare-exchange on `ticket`, runs
-// it, and counts it in `done`; the caller returns when done == n_chunks.
+// One job at a time. The caller publishes (fn, ctx, n, n_chunks), then one
+// claim counter per participant (its `slot`: job generation << 32 | next
+// chunk of its home range), then `ticket` = job generation << 32, wakes
+// sleeping workers, and claims chunks itself like any worker. Participant i's
+// home range is chunks [i * n_chunks / T, (i + 1) * n_chunks / T): it claims
+// them in order with a compare-exchange on its own slot, a cache line no one
+// else touches until it runs dry, and then steals what is left of the other
+// ranges the same way. Each participant adds its count of finished chunks to
+// `done` once; the caller returns when done == n_chunks.
 //
 // Why dynamic: with static shares, a worker that the OS has not scheduled yet
 // (another process on its core) held every parallel_for until it ran, and a
 // decode step issues hundreds of them. Now the caller takes over unclaimed
 // chunks and waits only for chunks already running (measured: 0-20 % faster
-// decode next to other busy processes, docs/PERFORMANCE.md).
+// decode next to other busy processes, docs/PERFORMANCE.md). Why home ranges:
+// when every claim was a compare-exchange on one shared counter, each claim
+// moved that cache line between cores (~0.15 us a chunk, 1.2 us for an empty
+// job of 8 chunks on 2 threads; decode issues ~150 jobs a token).
 //
-// Before rewriting the job's fields the caller closes the old ticket (no
-// chunk left), so a late worker still holding it cannot claim a chunk of a
+// Before rewriting the job's fields the caller closes the old slots (no
+// chunk left), so a late worker still holding one cannot claim a chunk of a
 // half-published job.
 //
 // Idle workers spin on `ticket` for a short while after each job (the next
@@ -26,6 +33,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -58,34 +66,56 @@ struct ThreadPool::Impl {
   std::size_t n = 0;
   std::atomic<std::uint32_t> n_chunks{0};  // atomic: stale workers read it before claiming
 
-  alignas(64) std::atomic<std::uint64_t> ticket{0};  // generation << 32 | next chunk
+  // Participant i's claim counter: generation << 32 | next chunk of its home range.
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> next{0};
+  };
+  std::unique_ptr<Slot[]> slots;
+
+  alignas(64) std::atomic<std::uint64_t> ticket{0};  // generation << 32 (wakes the workers)
   alignas(64) std::atomic<std::uint32_t> done{0};    // chunks finished in this generation
   alignas(64) std::atomic<int> sleepers{0};
   std::atomic<bool> stop{false};
 
   static std::uint64_t generation_of(std::uint64_t t) { return t >> 32; }
-  // Low half of a closed ticket: no chunk index reaches it, so nothing can be claimed.
+  // Low half of a closed slot: no chunk index reaches it, so nothing can be claimed.
   static constexpr std::uint64_t kClosed = 0xFFFFFFFFu;
 
-  // Claims and runs chunks of generation `gen` until none is left.
-  void work(std::uint64_t gen, int thread) {
-    std::uint64_t t = ticket.load(std::memory_order_acquire);
+  // First chunk of participant i's home range (i == n_threads: the end).
+  std::uint32_t home_begin(int i, std::uint32_t chunks) const {
+    return static_cast<std::uint32_t>(std::uint64_t{chunks} * static_cast<std::uint64_t>(i) /
+                                      static_cast<std::uint64_t>(n_threads));
+  }
+
+  // Claims and runs chunks of generation `gen` from slot `owner` until its
+  // range is empty; returns how many it ran.
+  std::uint32_t drain(std::uint64_t gen, int owner, int thread) {
+    std::atomic<std::uint64_t>& slot = slots[static_cast<std::size_t>(owner)].next;
+    std::uint32_t ran = 0;
+    std::uint64_t t = slot.load(std::memory_order_acquire);
     for (;;) {
-      if (generation_of(t) != gen) return;
+      if (generation_of(t) != gen) return ran;
       const auto chunk = static_cast<std::uint32_t>(t);
       const std::uint32_t chunks = n_chunks.load(std::memory_order_relaxed);
-      if (chunk >= chunks) return;
-      if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
+      if (chunk >= home_begin(owner + 1, chunks)) return ran;
+      if (!slot.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
         continue;  // t now holds the current value
       }
-      // The claim succeeded against the published ticket: the job's fields are visible.
+      // The claim succeeded against the published slot: the job's fields are visible.
       const std::size_t begin = n * chunk / chunks;
       const std::size_t end = n * (chunk + 1) / chunks;
       if (begin < end) fn(ctx, begin, end, thread);
-      done.fetch_add(1, std::memory_order_acq_rel);
-      t = ticket.load(std::memory_order_acquire);
+      ++ran;
+      t = slot.load(std::memory_order_acquire);
     }
+  }
+
+  // Runs chunks of generation `gen`: its own home range, then the others'.
+  void work(std::uint64_t gen, int thread) {
+    std::uint32_t ran = drain(gen, thread, thread);
+    for (int k = 1; k < n_threads; ++k) ran += drain(gen, (thread + k) % n_threads, thread);
+    if (ran > 0) done.fetch_add(ran, std::memory_order_acq_rel);
   }
 
   // Returns the generation of the next job once `ticket` leaves generation `seen`.
@@ -123,6 +153,7 @@ ThreadPool::ThreadPool(int n_threads) : impl_(new Impl) {
     throw Error("thread count must be at least 1, got " + std::to_string(n_threads));
   }
   impl_->n_threads = n_threads;
+  impl_->slots = std::make_unique<Impl::Slot[]>(static_cast<std::size_t>(n_threads));
   impl_->workers.reserve(static_cast<std::size_t>(n_threads - 1));
   for (int i = 1; i < n_threads; ++i) {
     impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
@@ -159,18 +190,26 @@ void ThreadPool::run(std::size_t n, Trampoline fn, void* ctx) {
     fn(ctx, 0, n, 0);
     return;
   }
-  // Close the previous job's ticket before touching the fields: a late worker
-  // still holding that ticket (every chunk claimed) could otherwise claim a
-  // "chunk" against the new n_chunks and run the half-written job.
+  // Close the previous job's slots before touching the fields: a late worker
+  // still holding an exhausted slot could otherwise claim a "chunk" against
+  // the new n_chunks and run the half-written job.
   const std::uint64_t old = p.ticket.load(std::memory_order_relaxed);
-  p.ticket.store((old & ~Impl::kClosed) | Impl::kClosed, std::memory_order_seq_cst);
+  for (int i = 0; i < p.n_threads; ++i) {
+    p.slots[static_cast<std::size_t>(i)].next.store((old & ~Impl::kClosed) | Impl::kClosed,
+                                                    std::memory_order_seq_cst);
+  }
   p.fn = fn;
   p.ctx = ctx;
   p.n = n;
-  p.n_chunks.store(static_cast<std::uint32_t>(chunks), std::memory_order_relaxed);
+  const auto n_chunks = static_cast<std::uint32_t>(chunks);
+  p.n_chunks.store(n_chunks, std::memory_order_relaxed);
   p.done.store(0, std::memory_order_relaxed);
   const std::uint64_t gen = Impl::generation_of(old) + 1;
-  p.ticket.store(gen << 32, std::memory_order_seq_cst);  // publishes the fields above
+  for (int i = 0; i < p.n_threads; ++i) {  // publishes the fields above
+    p.slots[static_cast<std::size_t>(i)].next.store(gen << 32 | p.home_begin(i, n_chunks),
+                                                    std::memory_order_seq_cst);
+  }
+  p.ticket.store(gen << 32, std::memory_order_seq_cst);
   if (p.sleepers.load(std::memory_order_seq_cst) > 0) p.ticket.notify_all();
   p.work(gen, 0);
   for (int i = 0; p.done.load(std::memory_order_acquire) != chunks; ++i) {
