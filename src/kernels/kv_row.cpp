@@ -9,6 +9,9 @@
 
 #include "base/error.h"
 #include "base/fp16.h"
+#include "kernels/cpu/dispatch.h"
+#include "kernels/cpu/ops_avx2.h"
+#include "kernels/cpu_features.h"
 
 namespace folio::kernels {
 
@@ -152,6 +155,9 @@ void kv_store_row(KvDtype dtype, const float* x, std::size_t n_heads, std::size_
       std::memcpy(out, x, n_heads * head_dim * sizeof(float));
       return;
     case KvDtype::kF16:
+      // Every new token's K and V of every layer, on the step's thread: the
+      // scalar conversion was 3.5 % of batched decode (32 sequences).
+      if (cpu::simd_ops(active_isa())) return cpu::avx2::f32_to_f16(x, n_heads * head_dim, out);
       for (std::size_t i = 0; i < n_heads * head_dim; ++i) {
         const std::uint16_t h = f32_to_fp16(x[i]);
         std::memcpy(out + 2 * i, &h, 2);

@@ -273,6 +273,43 @@ TEST(KvRow, Int4RoundTripIsWithinHalfAStep) {
   EXPECT_EQ(row[1], (6 << 4) | 11);  // value 1: 3 + 8; value 17: -2 + 8
 }
 
+// f16 rows: every level stores each value as f32_to_fp16 does (round to
+// nearest even, fp16 subnormals, overflow to inf), including the cases that
+// pin the rounding, NaN (whose chunk takes the scalar path) and a short tail.
+TEST(KvRow, F16RowsAreTheScalarConversionAtEveryLevel) {
+  std::mt19937 rng(21);
+  std::vector<float> x = {1.0f,  -2.5f,          65504.0f,        65519.99f, 65520.0f,
+                          -1e6f, 0x1p-24f,       0x1p-25f,        0x3p-25f,  0x1.4p-23f,
+                          0.0f,  -0.0f,          1e-30f,          INFINITY,  -INFINITY,
+                          NAN,   1.00048828125f, 1.000732421875f, 6.1e-5f,   -3.0e-6f};
+  std::uniform_real_distribution<float> exponent(-30.0f, 17.0f);
+  std::bernoulli_distribution negative(0.5);
+  while (x.size() < 20 + 64 * 7 + 5) {  // several magnitudes, and a tail of 5 after whole chunks
+    const float v = std::exp2(exponent(rng)) * (1.0f + static_cast<float>(x.size() % 97) / 97.0f);
+    x.push_back(negative(rng) ? -v : v);
+  }
+  for (Isa isa : testing::supported_isas()) {
+    IsaOverride force(isa);
+    std::vector<std::uint8_t> row(2 * x.size());
+    kv_store_row(KvDtype::kF16, x.data(), 1, x.size(), row.data());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      std::uint16_t h;
+      std::memcpy(&h, row.data() + 2 * i, 2);
+      ASSERT_EQ(h, f32_to_fp16(x[i])) << isa_name(isa) << " value " << x[i] << " at " << i;
+    }
+    std::uint16_t h[10];
+    std::memcpy(h, row.data(), sizeof h);
+    EXPECT_EQ(h[0], 0x3c00);  // 1
+    EXPECT_EQ(h[2], 0x7bff);  // the largest finite fp16
+    EXPECT_EQ(h[3], 0x7bff);  // below the midpoint to inf
+    EXPECT_EQ(h[4], 0x7c00);  // the midpoint rounds to even: inf
+    EXPECT_EQ(h[6], 0x0001);  // the smallest subnormal
+    EXPECT_EQ(h[7], 0x0000);  // half of it: a tie, to even (0)
+    EXPECT_EQ(h[8], 0x0002);  // 1.5 of it: a tie, to even (2)
+    EXPECT_EQ(h[9], 0x0002);  // 2.5 of it: to even (2)
+  }
+}
+
 // The one row-size formula (every KV size folio reports is a sum of it) and
 // --kv-cache-dtype's spellings.
 TEST(KvRow, HeadBytesAndDtypeNames) {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "base/fp16.h"
 #include "kernels/cpu/avx2_util.h"
 
 FOLIO_AVX2_BEGIN
@@ -134,6 +136,29 @@ void add(float* y, const float* x, std::size_t n) {
     const __m256i m = tail_mask(n - i);
     _mm256_maskstore_ps(y + i, m,
                         _mm256_add_ps(_mm256_maskload_ps(y + i, m), _mm256_maskload_ps(x + i, m)));
+  }
+}
+
+// vcvtps2ph rounds to nearest even, as f32_to_fp16 does, and gives the same
+// bits for every value but NaN (it keeps part of the payload): a chunk with a
+// NaN goes through f32_to_fp16, as does the tail.
+void f32_to_f16(const float* x, std::size_t n, std::uint8_t* out) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      for (std::size_t j = i; j < i + 8; ++j) {
+        const std::uint16_t h = f32_to_fp16(x[j]);
+        std::memcpy(out + 2 * j, &h, 2);
+      }
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) {
+    const std::uint16_t h = f32_to_fp16(x[i]);
+    std::memcpy(out + 2 * i, &h, 2);
   }
 }
 

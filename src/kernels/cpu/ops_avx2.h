@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace folio::kernels::cpu::avx2 {
 
@@ -13,5 +14,7 @@ void swiglu(const float* gate, const float* up, std::size_t n, float* out);
 void geglu(const float* gate, const float* up, std::size_t n, float* out);
 void softmax(float* x, std::size_t n);
 void add(float* y, const float* x, std::size_t n);
+// n floats to fp16 (2n bytes at out), the same bits as f32_to_fp16 (base/fp16.h).
+void f32_to_f16(const float* x, std::size_t n, std::uint8_t* out);
 
 }  // namespace folio::kernels::cpu::avx2
