@@ -14,6 +14,7 @@
 
 #include "async_engine.h"
 #include "base/error.h"
+#include "kernels/cpu_features.h"
 #include "offline_engine.h"
 
 namespace nb = nanobind;
@@ -89,6 +90,10 @@ NB_MODULE(_core, m) {  // NOLINT(performance-unnecessary-value-param): the macro
   m.doc() = "folio's engine (the C++ core of the folio package; use folio.LLM).";
   // Registers the translation of folio::Error; the object is the Python class.
   const nb::exception<Error> folio_error(m, "FolioError", PyExc_ValueError);
+  // As the CLI does at start-up: FOLIO_ISA caps the kernel level and
+  // FOLIO_DECODE_PANELS picks the decode kernels (kernels/cpu_features.h); a
+  // bad value fails the import with folio's message.
+  kernels::configure_isa_from_env();
 
   nb::class_<cli::EngineFlags>(m, "EngineArgs", "Engine flags, named as `folio serve`'s.")
       .def(nb::init<>())

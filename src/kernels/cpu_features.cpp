@@ -154,7 +154,12 @@ void configure_isa_from_env() {
   }
   const char* env = std::getenv("FOLIO_ISA");
   if (env == nullptr || *env == '\0') return;
-  const Isa isa = parse_isa(env);
+  Isa isa = Isa::kScalar;
+  try {
+    isa = parse_isa(env);
+  } catch (const Error& e) {
+    throw Error("FOLIO_ISA=" + std::string(env) + ": " + e.what());
+  }
   if (value(isa) > value(detected_isa())) {
     throw Error("FOLIO_ISA=" + std::string(env) + ": this CPU supports at most " +
                 std::string(isa_name(detected_isa())));

@@ -74,6 +74,21 @@ def test_package_shape():
     assert issubclass(folio.FolioError, ValueError)
 
 
+def test_kernel_environment_is_read_at_import():
+    # As the CLI reads them at start-up: FOLIO_ISA and FOLIO_DECODE_PANELS apply to the
+    # package too (docs/CONFIG.md), and a bad value fails the import naming the variable.
+    def imports(**env):
+        return subprocess.run([sys.executable, "-c", "import folio"], capture_output=True,
+                              text=True, env=dict(os.environ, **env))
+    for env, message in ((dict(FOLIO_ISA="avx9"), "FOLIO_ISA=avx9: instruction set 'avx9'"),
+                         (dict(FOLIO_DECODE_PANELS="three"),
+                          "FOLIO_DECODE_PANELS=three: expected one or two")):
+        r = imports(**env)
+        assert r.returncode != 0 and "ImportError" in r.stderr and message in r.stderr, r.stderr
+    r = imports(FOLIO_ISA="scalar", FOLIO_DECODE_PANELS="one")
+    assert r.returncode == 0, r.stderr
+
+
 def test_greedy_batch_is_token_identical_to_folio_generate(llm, tmp_path):
     inp, outp = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     with open(inp, "w", encoding="utf-8") as f:
