@@ -6,7 +6,9 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace folio {
 
@@ -57,6 +59,14 @@ inline std::uint16_t f32_to_fp16(float f) {
   const std::uint32_t rem = abs & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
   return static_cast<std::uint16_t>(sign | r);
+}
+
+// n values to fp16, stored as 2n bytes at out (any alignment).
+inline void f32_to_fp16_bytes(const float* x, std::size_t n, std::uint8_t* out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint16_t h = f32_to_fp16(x[i]);
+    std::memcpy(out + 2 * i, &h, 2);
+  }
 }
 
 inline float bf16_to_f32(std::uint16_t b) {

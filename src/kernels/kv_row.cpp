@@ -158,11 +158,7 @@ void kv_store_row(KvDtype dtype, const float* x, std::size_t n_heads, std::size_
       // Every new token's K and V of every layer, on the step's thread: the
       // scalar conversion was 3.5 % of batched decode (32 sequences).
       if (cpu::simd_ops(active_isa())) return cpu::avx2::f32_to_f16(x, n_heads * head_dim, out);
-      for (std::size_t i = 0; i < n_heads * head_dim; ++i) {
-        const std::uint16_t h = f32_to_fp16(x[i]);
-        std::memcpy(out + 2 * i, &h, 2);
-      }
-      return;
+      return f32_to_fp16_bytes(x, n_heads * head_dim, out);
     case KvDtype::kI8: {
       const std::size_t hb = kv_head_bytes(dtype, head_dim);
       for (std::size_t h = 0; h < n_heads; ++h)

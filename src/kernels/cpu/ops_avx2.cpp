@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "base/fp16.h"
 #include "kernels/cpu/avx2_util.h"
@@ -147,19 +146,13 @@ void f32_to_f16(const float* x, std::size_t n, std::uint8_t* out) {
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-      for (std::size_t j = i; j < i + 8; ++j) {
-        const std::uint16_t h = f32_to_fp16(x[j]);
-        std::memcpy(out + 2 * j, &h, 2);
-      }
+      f32_to_fp16_bytes(x + i, 8, out + 2 * i);
       continue;
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i),
                      _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
-  for (; i < n; ++i) {
-    const std::uint16_t h = f32_to_fp16(x[i]);
-    std::memcpy(out + 2 * i, &h, 2);
-  }
+  f32_to_fp16_bytes(x + i, n - i, out + 2 * i);
 }
 
 }  // namespace folio::kernels::cpu::avx2
