@@ -4,7 +4,10 @@
 // (4 / 1, head_dim 256). One thread, CPU time.
 //   run:     one query token at position ctx - 1 (decode);
 //   prefill: ctx query tokens at positions 0 .. ctx - 1 in one attention_rows
-//            call (a whole prompt, causal).
+//            call (a whole prompt, causal);
+//   batch:   a decode step of `seqs` sequences over 30 layers, every page at a
+//            shuffled place in one pool (the K/V come mostly from DRAM, as in
+//            the engine's batched decode).
 //
 //   GFLOP/s = 4 * n_heads * head_dim * keys read / time   (q.k and p.v, 2 flops per MAC)
 //   GB/s    = K and V bytes read / time (decode)
@@ -12,7 +15,9 @@
 // Run: [FOLIO_ISA=avx2] build/<dir>/bench/attention_bench [--benchmark_filter=smollm2]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,8 +82,50 @@ void prefill(benchmark::State& state, std::size_t heads, std::size_t kv_heads, s
                          benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Batched decode as the engine runs it: `seqs` sequences of ctx positions in
+// 30 layers, every 16-token page a block of one pool (K then V) at a shuffled
+// place (141 MB at 32 x 192, mostly beyond the caches); one query token per
+// sequence and layer.
+void batch(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std::size_t hd) {
+  const auto seqs = static_cast<std::size_t>(state.range(0));
+  const auto ctx = static_cast<std::size_t>(state.range(1));
+  const std::size_t layers = 30, page = 16, row = kv_heads * hd;
+  const std::size_t per_seq = (ctx + page - 1) / page, blocks = layers * seqs * per_seq;
+  std::vector<std::uint16_t> pool(blocks * 2 * page * row);
+  std::uint32_t x = 1;
+  for (auto& h : pool) {  // values in [0, 4) from an LCG
+    x = x * 1664525u + 1013904223u;
+    h = folio::f32_to_fp16(static_cast<float>(static_cast<std::int32_t>(x >> 8) % 4096) / 1024.0f);
+  }
+  std::vector<std::size_t> order(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) order[b] = b;
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  std::vector<std::vector<KvPage>> pages(layers * seqs);
+  for (std::size_t i = 0; i < layers * seqs; ++i) {
+    for (std::size_t p = 0; p < per_seq; ++p) {
+      const std::uint16_t* b = pool.data() + order[i * per_seq + p] * 2 * page * row;
+      pages[i].push_back({b, b + page * row, std::min(page, ctx - p * page)});
+    }
+  }
+  Case c(page, 1, heads, kv_heads, hd);  // the query and output rows
+  for (auto _ : state) {
+    for (std::size_t l = 0; l < layers; ++l) {
+      for (std::size_t s = 0; s < seqs; ++s) {
+        attention(c.q.data(), ctx - 1, pages[l * seqs + s], c.shape, c.out.data());
+        benchmark::DoNotOptimize(c.out.data());
+      }
+    }
+  }
+  state.SetBytesProcessed(
+      static_cast<std::int64_t>(state.iterations() * layers * seqs * 2 * ctx * row * 2));
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(batch, smollm2, 9, 3, 64)
+    ->Args({32, 192})
+    ->ArgNames({"seqs", "ctx"})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run, smollm2, 9, 3, 64)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");
 BENCHMARK_CAPTURE(run, gemma3, 4, 1, 256)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");
 BENCHMARK_CAPTURE(prefill, smollm2, 9, 3, 64)->Arg(512)->ArgName("ctx");
