@@ -128,7 +128,8 @@ TEST(Attention, SlidingWindowAndSoftcap) {
 }
 
 // attention_rows (a run of consecutive queries sharing K/V tiles) gives each
-// row exactly the bytes a single-query call gives, for runs that start
+// row exactly the bytes a single-query call gives (which reads f32 / f16 rows
+// in place at the SIMD levels), at every level, for runs that start
 // anywhere, span several tiles and pages, with and without a sliding window
 // (which falls back to one query at a time when the rows' windows differ),
 // GQA and both KV types; it also matches the reference.
@@ -152,11 +153,16 @@ TEST(Attention, RowsAreBitIdenticalToSingleQueries) {
                                   {199, 1}}) {
             std::vector<float> q(nq * qd), rows(nq * qd), one(qd), ref(qd);
             for (auto& x : q) x = nd(rng);
-            attention_rows(q.data(), nq, pos0, pages, s, rows.data());
-            for (std::size_t i = 0; i < nq; ++i) {
-              attention(q.data() + i * qd, pos0 + i, pages, s, one.data());
-              ASSERT_EQ(0, std::memcmp(one.data(), rows.data() + i * qd, qd * sizeof(float)))
-                  << "window " << window << " hd " << hd << " pos0 " << pos0 << " row " << i;
+            for (Isa isa : testing::supported_isas()) {
+              if (isa < Isa::kAvx2 && active_isa() >= Isa::kAvx2) continue;  // one path there
+              IsaOverride force(isa);
+              attention_rows(q.data(), nq, pos0, pages, s, rows.data());
+              for (std::size_t i = 0; i < nq; ++i) {
+                attention(q.data() + i * qd, pos0 + i, pages, s, one.data());
+                ASSERT_EQ(0, std::memcmp(one.data(), rows.data() + i * qd, qd * sizeof(float)))
+                    << isa_name(isa) << " window " << window << " hd " << hd << " pos0 " << pos0
+                    << " row " << i;
+              }
             }
             const std::size_t last = nq - 1;
             attention_ref(q.data() + last * qd, pos0 + last, pages, s, ref.data());
@@ -478,6 +484,9 @@ TEST(Attention, HeadRangesAreBitIdenticalAndDisjoint) {
 // so every level from AVX2 up gives the same bytes: group sizes 1 to 7 cover
 // blocks of three, two and one head, head sizes with and without a tail of
 // eight, and tiles with key counts that are and are not multiples of eight.
+// One query (nq 1) reads f32 / f16 rows in place at the AVX-512 level, page
+// part by page part, against the AVX2 level's converted tiles: one page,
+// pages of 16 and ragged pages (parts of 1 to 70 keys).
 TEST(Attention, SimdLevelsAreBitIdentical) {
   std::vector<Isa> levels;
   for (Isa isa : testing::supported_isas())
@@ -488,13 +497,16 @@ TEST(Attention, SimdLevelsAreBitIdentical) {
   const std::size_t T = 150;
   for (std::size_t group = 1; group <= 7; ++group) {
     for (std::size_t hd : {64, 36, 256}) {
-      for (KvDtype dt : {KvDtype::kF16, KvDtype::kI8}) {
+      for (KvDtype dt : {KvDtype::kF16, KvDtype::kI8, KvDtype::kF32}) {
         for (float softcap : {0.0f, 20.0f}) {
           AttentionShape s{2 * group, 2, hd, 0.125f, dt, 0, softcap};
           const std::size_t qd = s.n_heads * hd;
           const Cache cache = make_cache(T, s.n_kv_heads, hd, rng);
-          const auto pages = split(cache, {T}, dt);
-          for (auto [pos0, nq] : {std::pair<std::size_t, std::size_t>{0, 75}, {149, 1}}) {
+          const auto all = splits(T, rng);
+          const auto& sizes = all[(group + hd) % all.size()];  // one page, ones, 16s, ragged
+          const auto pages = split(cache, sizes, dt);
+          for (auto [pos0, nq] :
+               {std::pair<std::size_t, std::size_t>{0, 75}, {149, 1}, {100, 1}, {3, 1}}) {
             std::vector<float> q(nq * qd), base(nq * qd), other(nq * qd);
             for (auto& x : q) x = nd(rng);
             {
@@ -506,7 +518,8 @@ TEST(Attention, SimdLevelsAreBitIdentical) {
               attention_rows(q.data(), nq, pos0, pages, s, other.data());
               ASSERT_EQ(0, std::memcmp(base.data(), other.data(), base.size() * sizeof(float)))
                   << isa_name(levels[l]) << " vs " << isa_name(levels[0]) << ": group " << group
-                  << " hd " << hd << " softcap " << softcap << " pos0 " << pos0;
+                  << " hd " << hd << " dtype " << kv_dtype_name(dt) << " pages " << pages.size()
+                  << " softcap " << softcap << " pos0 " << pos0;
             }
           }
         }

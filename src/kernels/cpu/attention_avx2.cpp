@@ -2,7 +2,8 @@
 //
 // The K/V tile loads (f16, int8, int4 rows to dense f32; the AVX-512 level
 // uses them too), and scores / accumulate / exp_shift over the 256-bit
-// blocks of attention_blocks.h: one head at a time with 16 registers.
+// blocks of attention_blocks.h: one head at a time with 16 registers, over a
+// dense tile or (scores_rows / accumulate_rows) f32 / f16 rows in the pages.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -70,17 +71,45 @@ void load_tile_i8(const void* src, std::size_t row_bytes, std::size_t nt, std::s
 
 // 16 vector registers: one head at a time (eight keys' or eight vectors'
 // accumulators), which measured faster than blocking heads and spilling.
-void scores(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
-            float scale, float* s, std::size_t s_stride, float* max) {
+template <class Rows>
+void scores_any(const float* q, std::size_t heads, const Rows& k, std::size_t nt, std::size_t hd,
+                float scale, float* s, std::size_t s_stride, float* max) {
   for (std::size_t g = 0; g < heads; ++g)
     attn::score_heads<1, 8>(q + g * hd, k, nt, hd, scale, s + g * s_stride, s_stride);
   for (std::size_t g = 0; g < heads; ++g) max[g] = attn::row_max(s + g * s_stride, nt);
 }
 
-void accumulate(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
-                std::size_t nt, std::size_t hd, float* acc) {
+template <class Rows>
+void accumulate_any(const float* p, std::size_t p_stride, std::size_t heads, const Rows& v,
+                    std::size_t nt, std::size_t hd, float* acc) {
   for (std::size_t g = 0; g < heads; ++g)
     attn::accumulate_heads<1, 8>(p + g * p_stride, p_stride, v, nt, hd, acc + g * hd);
+}
+
+void scores(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
+            float scale, float* s, std::size_t s_stride, float* max) {
+  scores_any(q, heads, attn::F32Rows{k, hd}, nt, hd, scale, s, s_stride, max);
+}
+
+void accumulate(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
+                std::size_t nt, std::size_t hd, float* acc) {
+  accumulate_any(p, p_stride, heads, attn::F32Rows{v, hd}, nt, hd, acc);
+}
+
+// The in-place forms (attention_prims.h): f32 and f16 rows in the pages.
+template <class Rows, class T>
+void scores_rows(const float* q, std::size_t heads, const void* k, std::size_t row_bytes,
+                 std::size_t nt, std::size_t hd, float scale, float* s, std::size_t s_stride,
+                 float* max) {
+  scores_any(q, heads, Rows{static_cast<const T*>(k), row_bytes / sizeof(T)}, nt, hd, scale, s,
+             s_stride, max);
+}
+
+template <class Rows, class T>
+void accumulate_rows(const float* p, std::size_t p_stride, std::size_t heads, const void* v,
+                     std::size_t row_bytes, std::size_t nt, std::size_t hd, float* acc) {
+  accumulate_any(p, p_stride, heads, Rows{static_cast<const T*>(v), row_bytes / sizeof(T)}, nt, hd,
+                 acc);
 }
 
 float exp_shift(float* s, std::size_t nt, float m) {
@@ -120,10 +149,13 @@ void load_tile_i4(const void* src, std::size_t row_bytes, std::size_t nt, std::s
   }
 }
 
-constexpr AttentionPrimsByDtype kAvx2Prims = {{load_tile_f32, scores, exp_shift, accumulate},
-                                              {load_tile_f16, scores, exp_shift, accumulate},
-                                              {load_tile_i8, scores, exp_shift, accumulate},
-                                              {load_tile_i4, scores, exp_shift, accumulate}};
+constexpr AttentionPrimsByDtype kAvx2Prims = {
+    {load_tile_f32, scores, exp_shift, accumulate, scores_rows<attn::F32Rows, float>,
+     accumulate_rows<attn::F32Rows, float>},
+    {load_tile_f16, scores, exp_shift, accumulate, scores_rows<attn::F16Rows, std::uint16_t>,
+     accumulate_rows<attn::F16Rows, std::uint16_t>},
+    {load_tile_i8, scores, exp_shift, accumulate, nullptr, nullptr},
+    {load_tile_i4, scores, exp_shift, accumulate, nullptr, nullptr}};
 
 }  // namespace
 

@@ -15,7 +15,8 @@
 //     the eight-lane sum as its two halves, low first.
 // On a core with two 512-bit FMA units (Intel Xeon) that doubles the products
 // per instruction; Zen 4 splits a 512-bit operation in two. The K/V tile
-// loads are the AVX2 level's.
+// loads are the AVX2 level's; the in-place forms read f32 / f16 rows through
+// attn's row types with 512-bit loads added.
 // GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
 // (_mm512_insertf32x8 and the conversions start from _mm512_undefined_*; GCC
 // bug 105593, fixed in GCC 13): not about our code.
@@ -25,7 +26,9 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/cpu/attention_blocks.h"
 #include "kernels/cpu/attention_prims.h"
@@ -37,7 +40,6 @@ namespace folio::kernels::cpu {
 
 namespace {
 
-using attn::dot1;
 using attn::in_register;
 using attn::row_max;
 using attn::tree4;
@@ -78,14 +80,36 @@ FOLIO_ATTN_INLINE __m512 tree4_pair(__m512 z0, __m512 z1, __m512 z2, __m512 z3) 
   return _mm512_add_ps(t, _mm512_shuffle_f32x4(t, t, _MM_SHUFFLE(3, 3, 1, 1)));
 }
 
+// attn's row forms (dense tile, f32 / f16 in place) with the 512-bit loads.
+struct F32Rows : attn::F32Rows {
+  // Floats i .. i+7 of row j in both halves.
+  FOLIO_ATTN_INLINE __m512 bcast8(std::size_t j, std::size_t i) const {
+    return _mm512_broadcast_f32x8(_mm256_loadu_ps(at(j, i)));
+  }
+  FOLIO_ATTN_INLINE __m512 load16(std::size_t j, std::size_t i) const {
+    return _mm512_loadu_ps(at(j, i));
+  }
+};
+
+struct F16Rows : attn::F16Rows {
+  FOLIO_ATTN_INLINE __m512 bcast8(std::size_t j, std::size_t i) const {
+    return _mm512_cvtph_ps(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at(j, i)))));
+  }
+  FOLIO_ATTN_INLINE __m512 load16(std::size_t j, std::size_t i) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at(j, i))));
+  }
+};
+
 // 2NP (+1 if ODD) heads x NK keys (NK a multiple of 4), hd % 8 == 0: a
 // register holds a pair of heads' 8-float chunks (low half, high half)
 // against one key's chunk in both halves; the odd head runs in the 256-bit
 // registers, against the key register's low half. Each K chunk is loaded
 // once for all the heads, each head pair's chunk once for all NK keys.
-template <int NP, bool ODD, int NK>
-FOLIO_ATTN_INLINE void score_block_pairs(const float* q, const float* k, std::size_t hd,
-                                         __m512 scale, float* s, std::size_t s_stride) {
+template <int NP, bool ODD, int NK, class Rows>
+FOLIO_ATTN_INLINE void score_block_pairs(const float* q, const Rows& k, std::size_t j0,
+                                         std::size_t hd, __m512 scale, float* s,
+                                         std::size_t s_stride) {
   __m512 a[std::max(NP, 1)][NK];
   __m256 b[NK];
   for (int p = 0; p < NP; ++p)
@@ -103,7 +127,7 @@ FOLIO_ATTN_INLINE void score_block_pairs(const float* q, const float* k, std::si
     __m256 qb = _mm256_setzero_ps();
     if constexpr (ODD) qb = in_register(_mm256_loadu_ps(qo + i));
     for (int r = 0; r < NK; ++r) {
-      const __m512 kv = in_register(_mm512_broadcast_f32x8(_mm256_loadu_ps(k + r * hd + i)));
+      const __m512 kv = in_register(k.bcast8(j0 + r, i));
       for (int p = 0; p < NP; ++p) a[p][r] = _mm512_fmadd_ps(qv[p], kv, a[p][r]);
       if constexpr (ODD) b[r] = _mm256_fmadd_ps(qb, low_half(kv), b[r]);
     }
@@ -126,35 +150,33 @@ FOLIO_ATTN_INLINE void score_block_pairs(const float* q, const float* k, std::si
 
 // Heads [0, 2NP + ODD) against all nt keys: NK at a time, then four, then
 // one by one.
-template <int NP, bool ODD, int NK>
-FOLIO_ATTN_INLINE void score_heads_512(const float* q, const float* k, std::size_t nt,
+template <int NP, bool ODD, int NK, class Rows>
+FOLIO_ATTN_INLINE void score_heads_512(const float* q, const Rows& k, std::size_t nt,
                                        std::size_t hd, float scale, float* s,
                                        std::size_t s_stride) {
   std::size_t j = 0;
   if (hd % 8 == 0) {
     const __m512 vs = _mm512_set1_ps(scale);
-    for (; j + NK <= nt; j += NK)
-      score_block_pairs<NP, ODD, NK>(q, k + j * hd, hd, vs, s + j, s_stride);
-    for (; j + 4 <= nt; j += 4)
-      score_block_pairs<NP, ODD, 4>(q, k + j * hd, hd, vs, s + j, s_stride);
+    for (; j + NK <= nt; j += NK) score_block_pairs<NP, ODD, NK>(q, k, j, hd, vs, s + j, s_stride);
+    for (; j + 4 <= nt; j += 4) score_block_pairs<NP, ODD, 4>(q, k, j, hd, vs, s + j, s_stride);
   }
   constexpr int kHeads = 2 * NP + (ODD ? 1 : 0);
   for (; j < nt; ++j) {
-    for (int h = 0; h < kHeads; ++h) s[h * s_stride + j] = dot1(q + h * hd, k + j * hd, hd) * scale;
+    for (int h = 0; h < kHeads; ++h) s[h * s_stride + j] = attn::dot1(q + h * hd, k, j, hd) * scale;
   }
 }
 
 // acc[h][0 .. 16C) += sum_j p[h][j] v[j][0 .. 16C) for NH heads.
-template <int NH, int C>
-FOLIO_ATTN_INLINE void accumulate_chunk_512(const float* p, std::size_t p_stride, const float* v,
-                                            std::size_t nt, std::size_t hd, float* acc) {
+template <int NH, int C, class Rows>
+FOLIO_ATTN_INLINE void accumulate_chunk_512(const float* p, std::size_t p_stride, const Rows& v,
+                                            std::size_t i, std::size_t nt, std::size_t hd,
+                                            float* acc) {
   __m512 a[NH][C];
   for (int h = 0; h < NH; ++h)
     for (int c = 0; c < C; ++c) a[h][c] = _mm512_loadu_ps(acc + h * hd + 16 * c);
   for (std::size_t j = 0; j < nt; ++j) {
-    const float* vj = v + j * hd;
     __m512 vv[C];
-    for (int c = 0; c < C; ++c) vv[c] = in_register(_mm512_loadu_ps(vj + 16 * c));
+    for (int c = 0; c < C; ++c) vv[c] = in_register(v.load16(j, i + 16 * c));
     for (int h = 0; h < NH; ++h) {
       const __m512 pj = in_register(_mm512_set1_ps(p[h * p_stride + j]));
       for (int c = 0; c < C; ++c) a[h][c] = _mm512_fmadd_ps(pj, vv[c], a[h][c]);
@@ -165,23 +187,24 @@ FOLIO_ATTN_INLINE void accumulate_chunk_512(const float* p, std::size_t p_stride
 }
 
 // Heads [0, NH): chunks of 16C floats, then of 64, 32, 16, then accumulate_rest.
-template <int NH, int C>
-FOLIO_ATTN_INLINE void accumulate_heads_512(const float* p, std::size_t p_stride, const float* v,
+template <int NH, int C, class Rows>
+FOLIO_ATTN_INLINE void accumulate_heads_512(const float* p, std::size_t p_stride, const Rows& v,
                                             std::size_t nt, std::size_t hd, float* acc) {
   std::size_t i = 0;
   for (; i + 16 * C <= hd; i += 16 * C)
-    accumulate_chunk_512<NH, C>(p, p_stride, v + i, nt, hd, acc + i);
+    accumulate_chunk_512<NH, C>(p, p_stride, v, i, nt, hd, acc + i);
   if constexpr (C > 4) {
-    for (; i + 64 <= hd; i += 64) accumulate_chunk_512<NH, 4>(p, p_stride, v + i, nt, hd, acc + i);
+    for (; i + 64 <= hd; i += 64) accumulate_chunk_512<NH, 4>(p, p_stride, v, i, nt, hd, acc + i);
   }
   if constexpr (C > 2) {
-    for (; i + 32 <= hd; i += 32) accumulate_chunk_512<NH, 2>(p, p_stride, v + i, nt, hd, acc + i);
+    for (; i + 32 <= hd; i += 32) accumulate_chunk_512<NH, 2>(p, p_stride, v, i, nt, hd, acc + i);
   }
-  for (; i + 16 <= hd; i += 16) accumulate_chunk_512<NH, 1>(p, p_stride, v + i, nt, hd, acc + i);
+  for (; i + 16 <= hd; i += 16) accumulate_chunk_512<NH, 1>(p, p_stride, v, i, nt, hd, acc + i);
   attn::accumulate_rest<NH>(p, p_stride, v, nt, hd, acc, i);
 }
 
-void scores_512(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
+template <class Rows>
+void scores_any(const float* q, std::size_t heads, const Rows& k, std::size_t nt, std::size_t hd,
                 float scale, float* s, std::size_t s_stride, float* max) {
   // Blocks of four heads (two pairs), then three (a pair and one), two, one;
   // 8 to 16 keys: 16 or 18 accumulators.
@@ -197,7 +220,8 @@ void scores_512(const float* q, std::size_t heads, const float* k, std::size_t n
   for (g = 0; g < heads; ++g) max[g] = row_max(s + g * s_stride, nt);
 }
 
-void accumulate_512(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
+template <class Rows>
+void accumulate_any(const float* p, std::size_t p_stride, std::size_t heads, const Rows& v,
                     std::size_t nt, std::size_t hd, float* acc) {
   std::size_t g = 0;
   for (; take_three(heads - g); g += 3)
@@ -206,6 +230,32 @@ void accumulate_512(const float* p, std::size_t p_stride, std::size_t heads, con
     accumulate_heads_512<2, 6>(p + g * p_stride, p_stride, v, nt, hd, acc + g * hd);
   for (; g < heads; ++g)
     accumulate_heads_512<1, 8>(p + g * p_stride, p_stride, v, nt, hd, acc + g * hd);
+}
+
+void scores_512(const float* q, std::size_t heads, const float* k, std::size_t nt, std::size_t hd,
+                float scale, float* s, std::size_t s_stride, float* max) {
+  scores_any(q, heads, F32Rows{{k, hd}}, nt, hd, scale, s, s_stride, max);
+}
+
+void accumulate_512(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
+                    std::size_t nt, std::size_t hd, float* acc) {
+  accumulate_any(p, p_stride, heads, F32Rows{{v, hd}}, nt, hd, acc);
+}
+
+// The in-place forms (attention_prims.h): f32 and f16 rows in the pages.
+template <class Rows, class T>
+void scores_rows_512(const float* q, std::size_t heads, const void* k, std::size_t row_bytes,
+                     std::size_t nt, std::size_t hd, float scale, float* s, std::size_t s_stride,
+                     float* max) {
+  scores_any(q, heads, Rows{{static_cast<const T*>(k), row_bytes / sizeof(T)}}, nt, hd, scale, s,
+             s_stride, max);
+}
+
+template <class Rows, class T>
+void accumulate_rows_512(const float* p, std::size_t p_stride, std::size_t heads, const void* v,
+                         std::size_t row_bytes, std::size_t nt, std::size_t hd, float* acc) {
+  accumulate_any(p, p_stride, heads, Rows{{static_cast<const T*>(v), row_bytes / sizeof(T)}}, nt,
+                 hd, acc);
 }
 
 // avx2::exp8's operations on 16 lanes.
@@ -239,15 +289,22 @@ float exp_shift_512(float* s, std::size_t nt, float m) {
   return attn::exp_shift_rest(s, nt, m, j, acc);
 }
 
-AttentionPrims over(const AttentionPrims& avx2) {
-  return {avx2.load_tile, scores_512, exp_shift_512, accumulate_512};
+// The AVX2 level's tile loads under this level's primitives, with the
+// in-place row forms where the dtype has them (f32, f16).
+AttentionPrims over(const AttentionPrims& avx2,
+                    decltype(AttentionPrims::scores_rows) scores_rows = nullptr,
+                    decltype(AttentionPrims::accumulate_rows) accumulate_rows = nullptr) {
+  return {avx2.load_tile, scores_512, exp_shift_512, accumulate_512, scores_rows, accumulate_rows};
 }
 
 }  // namespace
 
 const AttentionPrims& avx512_attention_prims(KvDtype dtype) {
   static const AttentionPrimsByDtype table = {
-      over(avx2_attention_prims(KvDtype::kF32)), over(avx2_attention_prims(KvDtype::kF16)),
+      over(avx2_attention_prims(KvDtype::kF32), scores_rows_512<F32Rows, float>,
+           accumulate_rows_512<F32Rows, float>),
+      over(avx2_attention_prims(KvDtype::kF16), scores_rows_512<F16Rows, std::uint16_t>,
+           accumulate_rows_512<F16Rows, std::uint16_t>),
       over(avx2_attention_prims(KvDtype::kI8)), over(avx2_attention_prims(KvDtype::kI4))};
   return table[dtype];
 }

@@ -5,7 +5,9 @@
 // query heads of its group), then for each query token the group's query
 // heads are scored together against it (each K row is loaded once for all of
 // them), each head's exponentials are taken, and the p-weighted sums of the V
-// rows are added into the group's outputs together.
+// rows are added into the group's outputs together. A single query at a
+// level with scores_rows / accumulate_rows (f32, f16 at AVX2 and up) skips
+// the conversion and reads the rows in the pages.
 //
 // The arithmetic of one (head, key) score and of one output element does not
 // depend on how many heads are computed together, nor on the ISA level that
@@ -35,6 +37,15 @@ struct AttentionPrims {
   // acc[g * hd + i] += sum_j p[g * p_stride + j] * v[j * hd + i] for g < heads.
   void (*accumulate)(const float* p, std::size_t p_stride, std::size_t heads, const float* v,
                      std::size_t nt, std::size_t hd, float* acc);
+  // scores and accumulate reading the nt head rows in place, at k (or v) +
+  // j * row_bytes in the dtype's layout, with the same arithmetic (so the
+  // same bits) as load_tile followed by scores / accumulate. Null where the
+  // level has none for the dtype: then the caller loads tiles.
+  void (*scores_rows)(const float* q, std::size_t heads, const void* k, std::size_t row_bytes,
+                      std::size_t nt, std::size_t hd, float scale, float* s, std::size_t s_stride,
+                      float* max);
+  void (*accumulate_rows)(const float* p, std::size_t p_stride, std::size_t heads, const void* v,
+                          std::size_t row_bytes, std::size_t nt, std::size_t hd, float* acc);
 };
 
 // A level's primitives for each KV dtype (they differ in load_tile).
