@@ -5,7 +5,8 @@
 #                     (noamx where llama.cpp's AMX path fails on the host; see llama_cpp.sh)
 #   LLAMA_CPP_DIR     the build folder of a llama.cpp built by hand instead (a fork such as
 #                     ik_llama.cpp: its tools in DIR/bin, its source named by DIR's CMakeCache);
-#                     nothing here fetches or builds it. Its source commit goes in the header.
+#                     nothing here fetches or builds it. Its source commit (git HEAD, or a
+#                     snapshot's COMMIT file) goes in the header.
 #
 # After sourcing: $llama_bin (the build's bin/ folder), and machine_header prints the CPU
 # model, its SIMD extensions, the ISA level and kernels folio uses (folio info) and the
@@ -45,9 +46,14 @@ external_name() {
   src=$(external_source)
   basename "$(git -C "$src" remote get-url origin 2>/dev/null || echo "$src")" .git
 }
+# The commit: the source's git HEAD, or (a snapshot without .git) the first word of its COMMIT
+# file, written by whoever unpacked it.
 external_version() {
-  echo "$(external_name) commit $(git -C "$(external_source)" rev-parse --short=12 HEAD 2>/dev/null ||
-    echo unknown), built by hand in $llama_build"
+  local src commit
+  src=$(external_source)
+  commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null ||
+    awk 'NR == 1 { print $1 }' "$src/COMMIT" 2>/dev/null)
+  echo "$(external_name) commit ${commit:-unknown}, built by hand in $llama_build"
 }
 # The peer's name in the scripts' tables.
 llama_name=llama.cpp
