@@ -1,4 +1,4 @@
-// The Sampler end to end on hand-made logits: greedy, chain composition,
+// The Sampler end to end on hand-made logits: argmax, greedy, chain composition,
 // seeded reproducibility, min_tokens, and a chi-square test that draws follow
 // the intended distribution.
 #include "sampling/sampler.h"
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "sampling/draw.h"
 
 namespace folio::sampling {
 namespace {
@@ -25,6 +26,54 @@ std::vector<std::string> names(const Sampler& s) {
   std::vector<std::string> out;
   for (const char* n : s.chain().names()) out.emplace_back(n);
   return out;
+}
+
+// argmax (two passes over 16 running maxima) against the one-pass scan it
+// replaces, as the oracle: lengths around the lane count and a vocabulary,
+// ties, NaN (first, inside, everywhere), -0 / +0, infinities.
+TEST(Sampler, ArgmaxIsTheFirstPositionOfTheLargest) {
+  const auto scan = [](const std::vector<float>& x) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < x.size(); ++i)
+      if (x[i] > x[best]) best = i;
+    return static_cast<TokenId>(best);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> small(-3, 3);  // many ties
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (std::size_t n : {1, 2, 15, 16, 17, 31, 32, 33, 100, 49152}) {
+    for (int round = 0; round < 40; ++round) {
+      std::vector<float> x(n);
+      for (auto& v : x) {
+        switch (pick(rng)) {
+          case 0:
+            v = nan;
+            break;
+          case 1:
+            v = round % 2 ? -0.0f : 0.0f;
+            break;
+          case 2:
+            v = round % 3 ? -inf : inf;
+            break;
+          case 3:
+            v = nd(rng);
+            break;
+          default:
+            v = static_cast<float>(small(rng));
+        }
+      }
+      if (round == 1) x[0] = nan;
+      if (round == 2) std::fill(x.begin(), x.end(), nan);
+      if (round == 3) std::fill(x.begin(), x.end(), -inf);
+      if (round == 4) x.back() = 1e30f;
+      ASSERT_EQ(argmax(x), scan(x)) << "n " << n << " round " << round;
+    }
+  }
+  std::vector<float> zeros = {-1.0f, -0.0f, 0.0f, -0.0f};  // -0 and +0 tie: the first wins
+  EXPECT_EQ(argmax(zeros), 1);
 }
 
 TEST(Sampler, GreedyPicksArgmaxAfterPenalties) {
