@@ -217,6 +217,8 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
       }
       if (lo_min > hi_max) return;
       // Prefetch cursor: positions [lo_min, pf_next) requested, page pf_pi.
+      // Its page walk is written out rather than shared with each_part's:
+      // GCC 12 dropped every prefetch when both ran through one generic walk.
       std::size_t pf_pi = pi, pf_base = base, pf_next = lo_min;
       const auto prefetch_through = [&](std::size_t end) {  // positions through `end`
         for (std::size_t t = pf_next; t <= end;) {
