@@ -7,7 +7,8 @@
 //            call (a whole prompt, causal);
 //   batch:   a decode step of `seqs` sequences over 30 layers, every page at a
 //            shuffled place in one pool (the K/V come mostly from DRAM, as in
-//            the engine's batched decode).
+//            the engine's batched decode); next:1 gives each call the next
+//            call's rows to request (kv_prefetch.h), as the engine does.
 //
 //   GFLOP/s = 4 * n_heads * head_dim * keys read / time   (q.k and p.v, 2 flops per MAC)
 //   GB/s    = K and V bytes read / time (decode)
@@ -25,6 +26,7 @@
 #include "base/fp16.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
+#include "kernels/kv_prefetch.h"
 
 namespace {
 
@@ -89,6 +91,7 @@ void prefill(benchmark::State& state, std::size_t heads, std::size_t kv_heads, s
 void batch(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std::size_t hd) {
   const auto seqs = static_cast<std::size_t>(state.range(0));
   const auto ctx = static_cast<std::size_t>(state.range(1));
+  const bool overlap = state.range(2) != 0;
   const std::size_t layers = 30, page = 16, row = kv_heads * hd;
   const std::size_t per_seq = (ctx + page - 1) / page, blocks = layers * seqs * per_seq;
   std::vector<std::uint16_t> pool(blocks * 2 * page * row);
@@ -111,7 +114,10 @@ void batch(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std
   for (auto _ : state) {
     for (std::size_t l = 0; l < layers; ++l) {
       for (std::size_t s = 0; s < seqs; ++s) {
-        attention(c.q.data(), ctx - 1, pages[l * seqs + s], c.shape, c.out.data());
+        KvPrefetch next;
+        if (overlap && s + 1 < seqs) next = KvPrefetch(pages[l * seqs + s + 1], 0, ctx, row * 2);
+        attention_rows_heads(c.q.data(), 1, ctx - 1, pages[l * seqs + s], c.shape, c.out.data(),
+                             nullptr, 0, kv_heads, &next);
         benchmark::DoNotOptimize(c.out.data());
       }
     }
@@ -123,8 +129,9 @@ void batch(benchmark::State& state, std::size_t heads, std::size_t kv_heads, std
 }  // namespace
 
 BENCHMARK_CAPTURE(batch, smollm2, 9, 3, 64)
-    ->Args({32, 192})
-    ->ArgNames({"seqs", "ctx"})
+    ->Args({32, 192, 0})
+    ->Args({32, 192, 1})
+    ->ArgNames({"seqs", "ctx", "next"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run, smollm2, 9, 3, 64)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");
 BENCHMARK_CAPTURE(run, gemma3, 4, 1, 256)->Arg(128)->Arg(512)->Arg(2048)->ArgName("ctx");

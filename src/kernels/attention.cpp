@@ -12,7 +12,9 @@
 // (FlashAttention's rescaling: acc *= exp(m_old - m_new)), and the
 // p-weighted V rows are added into the group's rows of `out` together.
 // Nothing is copied per head, and the score matrix is never materialized.
-// A single query's first KV head pass prefetches its rows ~32 KB ahead.
+// A single query's first KV head pass prefetches its rows ~32 KB ahead;
+// given the next call's cursor (kv_prefetch.h), a call requests that
+// call's rows into L2, a share at each tile visit.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "kernels/cpu/attention_prims.h"
 #include "kernels/cpu/dispatch.h"
 #include "kernels/cpu_features.h"
+#include "kernels/kv_prefetch.h"
 #include "kernels/kv_row.h"
 
 namespace folio::kernels {
@@ -124,11 +127,15 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
 
 void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
                           std::span<const KvPage> pages, const AttentionShape& shape, float* out,
-                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end) {
+                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end,
+                          KvPrefetch* next) {
   validate(shape);
   FOLIO_CHECK(kv_head_begin <= kv_head_end && kv_head_end <= shape.n_kv_heads,
               "attention: KV head range outside the shape");
-  if (nq == 0 || kv_head_begin == kv_head_end) return;
+  if (nq == 0 || kv_head_begin == kv_head_end) {
+    if (next != nullptr) next->advance(next->remaining());
+    return;
+  }
   const std::size_t hd = shape.head_dim;
   const std::size_t qd = shape.n_heads * hd;  // floats per query row
   const std::size_t last = pos0 + nq - 1;
@@ -179,6 +186,15 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
   // queries (prefill) reads recent rows, mostly cached.
   const std::size_t ahead =
       std::max<std::size_t>(1, (32 << 10) / (2 * (kv_head_end - kv_head_begin) * head_bytes));
+  // The next call's share per tile visit: its rows over this call's visits
+  // (a KV head's pass over the sinks, then over the window, in tiles).
+  std::size_t next_share = 0;
+  if (next != nullptr) {
+    const std::size_t lo = first_of(0);  // first_of never decreases with i
+    std::size_t visits = last / tile - lo / tile + 1;
+    if (reads_sinks(nq - 1)) visits += (shape.sinks - 1) / tile + 1;
+    next_share = next->remaining() / (visits * (kv_head_end - kv_head_begin)) + 1;
+  }
   // K and V tiles, then the group's scores [group x tile], their maxima and
   // a page part's maxima.
   const std::size_t scratch_floats = tile * (2 * hd + group) + 2 * group;
@@ -242,6 +258,7 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
       for (std::size_t t0 = lo_min / tile * tile; t0 <= hi_max; t0 += tile) {
         const std::size_t g0 = std::max(t0, lo_min), g1 = std::min(t0 + tile - 1, hi_max);
         if (nq == 1 && kvh == kv_head_begin) prefetch_through(std::min(hi_max, g1 + ahead));
+        if (next != nullptr) next->advance(next_share);
         // f(page bytes offset of position t's head row, t, m) for the page
         // parts [t, t + m) of positions [from, to], moving the cursor.
         const auto each_part = [&](std::size_t from, std::size_t to, auto&& f) {
@@ -321,6 +338,7 @@ void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
     segment(
         first_of, [&](std::size_t i) { return pos0 + i; }, q);
   }
+  if (next != nullptr) next->advance(next->remaining());
   for (std::size_t i = 0; i < nq; ++i) {
     for (std::size_t h = h_begin; h < h_end; ++h) {
       const float inv = 1.0f / state[i * shape.n_heads + h].l;

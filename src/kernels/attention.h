@@ -18,6 +18,8 @@
 
 namespace folio::kernels {
 
+class KvPrefetch;
+
 struct KvPage {
   const void* k;  // [n_tokens x n_kv_heads x head_dim] of KvDtype
   const void* v;
@@ -58,10 +60,13 @@ void attention_rows(const float* q, std::size_t nq, std::size_t pos0, std::span<
 // only: their parts of `out` are written, the rest is left alone, so calls
 // over disjoint head ranges may run in parallel on one output (a long decode
 // of few sequences spreads over the threads). Bit-identical to the heads'
-// part of attention_rows.
+// part of attention_rows. With `next` (a later call's rows,
+// kv_prefetch.h), the call also requests those, spread over its own tiles,
+// and the rest before it returns.
 void attention_rows_heads(const float* q, std::size_t nq, std::size_t pos0,
                           std::span<const KvPage> pages, const AttentionShape& shape, float* out,
-                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end);
+                          const float* q_sink, std::size_t kv_head_begin, std::size_t kv_head_end,
+                          KvPrefetch* next = nullptr);
 
 // Reference: materializes the scores, plain softmax in f64. Test oracle only.
 void attention_ref(const float* q, std::size_t pos, std::span<const KvPage> pages,
