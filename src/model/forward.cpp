@@ -19,6 +19,8 @@
 #include "base/error.h"
 #include "base/timer.h"
 #include "kernels/attention.h"
+#include "kernels/kv_prefetch.h"
+#include "kernels/kv_row.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/model.h"
@@ -33,7 +35,8 @@ namespace {
 void attention_rows_ref(const float* q, std::size_t nq, std::size_t pos0,
                         std::span<const kernels::KvPage> pages,
                         const kernels::AttentionShape& shape, float* out, const float* q_sink,
-                        std::size_t /*kv_head_begin*/, std::size_t /*kv_head_end*/) {
+                        std::size_t /*kv_head_begin*/, std::size_t /*kv_head_end*/,
+                        kernels::KvPrefetch* /*next*/) {
   const std::size_t qd = shape.n_heads * shape.head_dim;
   for (std::size_t i = 0; i < nq; ++i) {
     kernels::attention_ref(q + i * qd, pos0 + i, pages, shape, out + i * qd,
@@ -280,27 +283,48 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   const auto threads = static_cast<std::size_t>(pool.size());
   const std::size_t parts =
       op.split_heads && n_runs < threads ? std::min<std::size_t>(lc.n_head_kv, threads) : 1;
-  for_rows(pool, n_runs * parts, [&](std::size_t task) {
-    const std::size_t r = task / parts, part = task % parts;
-    thread_local std::vector<kernels::KvPage> prefix;
-    const std::size_t t = runs[r], nq = runs[r + 1] - t;
-    const auto pos = static_cast<std::size_t>(batch.positions[t]);
-    const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
-    // A run is one sequence: one policy (this layer's own window, or the
-    // sequence's sink + window policy).
-    const AttentionWindow aw = effective_window(layer_window, batch.window(t));
-    const kernels::AttentionShape shape{lc.n_head,
-                                        lc.n_head_kv,
-                                        hd,
-                                        static_cast<float>(config_.attention_scale),
-                                        kv.dtype(),
-                                        static_cast<std::size_t>(aw.window),
-                                        static_cast<float>(config_.attn_softcap),
-                                        static_cast<std::size_t>(aw.sinks)};
-    const float* qs = aw.sinks > 0 ? &ws.q_sink[t * q_dim] : nullptr;  // filled with RoPE above
-    cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
-    op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
-                      part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts);
+  // A run is one sequence: one policy (this layer's own window, or the
+  // sequence's sink + window policy).
+  const auto window_of = [&](std::size_t r) {
+    return effective_window(layer_window, batch.window(runs[r]));
+  };
+  const std::size_t row_bytes = lc.n_head_kv * kernels::kv_head_bytes(kv.dtype(), hd);
+  pool.parallel_for(n_runs * parts, [&](std::size_t begin, std::size_t end, int) {
+    thread_local std::vector<kernels::KvPage> prefix, following;
+    for (std::size_t task = begin; task < end; ++task) {
+      const std::size_t r = task / parts, part = task % parts;
+      const std::size_t t = runs[r], nq = runs[r + 1] - t;
+      const auto pos = static_cast<std::size_t>(batch.positions[t]);
+      const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
+      const AttentionWindow aw = window_of(r);
+      const kernels::AttentionShape shape{lc.n_head,
+                                          lc.n_head_kv,
+                                          hd,
+                                          static_cast<float>(config_.attention_scale),
+                                          kv.dtype(),
+                                          static_cast<std::size_t>(aw.window),
+                                          static_cast<float>(config_.attn_softcap),
+                                          static_cast<std::size_t>(aw.sinks)};
+      const float* qs = aw.sinks > 0 ? &ws.q_sink[t * q_dim] : nullptr;  // filled with RoPE above
+      cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
+      // Whole runs (no head split): this call requests the next run's
+      // window rows (kernels/kv_prefetch.h), which this thread runs next
+      // unless `task` ends a chunk (then it is the thread's next chunk's
+      // first run more often than not: the pool hands each thread
+      // contiguous chunks first).
+      kernels::KvPrefetch next;
+      if (parts == 1 && r + 1 < n_runs) {
+        const std::size_t t2 = runs[r + 1], nq2 = runs[r + 2] - t2;
+        const auto pos2 = static_cast<std::size_t>(batch.positions[t2]);
+        const auto w2 = static_cast<std::size_t>(window_of(r + 1).window);
+        const auto slot2 = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t2])];
+        cut_pages(ws.pages[static_cast<std::size_t>(slot2)], pos2 + nq2, following);
+        next = kernels::KvPrefetch(following, w2 != 0 && pos2 + 1 > w2 ? pos2 + 1 - w2 : 0,
+                                   pos2 + nq2, row_bytes);
+      }
+      op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
+                        part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts, &next);
+    }
   });
   block_linear(w.wo, ws.att.data(), n, ws.h.data(), ws, pool);
   for_rows(pool, n, [&](std::size_t t) {
