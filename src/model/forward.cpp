@@ -307,20 +307,21 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
                                           static_cast<std::size_t>(aw.sinks)};
       const float* qs = aw.sinks > 0 ? &ws.q_sink[t * q_dim] : nullptr;  // filled with RoPE above
       cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
-      // Whole runs (no head split): this call requests the next run's
-      // window rows (kernels/kv_prefetch.h), which this thread runs next
-      // unless `task` ends a chunk (then it is the thread's next chunk's
-      // first run more often than not: the pool hands each thread
-      // contiguous chunks first).
+      // Whole runs (no head split): a call requests the next run's window
+      // rows (kernels/kv_prefetch.h) when that run is a decode (one query,
+      // its rows mostly in DRAM; a prefill run's rows are mostly those its
+      // sequence's previous run just read). This thread runs that run next
+      // unless `task` ends a chunk, and even then more often than not (the
+      // pool hands each thread contiguous chunks first).
       kernels::KvPrefetch next;
-      if (parts == 1 && r + 1 < n_runs) {
-        const std::size_t t2 = runs[r + 1], nq2 = runs[r + 2] - t2;
+      if (parts == 1 && r + 1 < n_runs && runs[r + 2] - runs[r + 1] == 1) {
+        const std::size_t t2 = runs[r + 1];
         const auto pos2 = static_cast<std::size_t>(batch.positions[t2]);
         const auto w2 = static_cast<std::size_t>(window_of(r + 1).window);
         const auto slot2 = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t2])];
-        cut_pages(ws.pages[static_cast<std::size_t>(slot2)], pos2 + nq2, following);
+        cut_pages(ws.pages[static_cast<std::size_t>(slot2)], pos2 + 1, following);
         next = kernels::KvPrefetch(following, w2 != 0 && pos2 + 1 > w2 ? pos2 + 1 - w2 : 0,
-                                   pos2 + nq2, row_bytes);
+                                   pos2 + 1, row_bytes);
       }
       op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
                         part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts, &next);
