@@ -288,6 +288,13 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
   const auto window_of = [&](std::size_t r) {
     return effective_window(layer_window, batch.window(runs[r]));
   };
+  // Run r's pages, through its last position, into `out`.
+  const auto run_pages = [&](std::size_t r, std::vector<kernels::KvPage>& out) {
+    const std::size_t t = runs[r];
+    const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
+    cut_pages(ws.pages[static_cast<std::size_t>(slot)],
+              static_cast<std::size_t>(batch.positions[t]) + (runs[r + 1] - t), out);
+  };
   const std::size_t row_bytes = lc.n_head_kv * kernels::kv_head_bytes(kv.dtype(), hd);
   pool.parallel_for(n_runs * parts, [&](std::size_t begin, std::size_t end, int) {
     thread_local std::vector<kernels::KvPage> prefix, following;
@@ -295,7 +302,6 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
       const std::size_t r = task / parts, part = task % parts;
       const std::size_t t = runs[r], nq = runs[r + 1] - t;
       const auto pos = static_cast<std::size_t>(batch.positions[t]);
-      const auto slot = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t])];
       const AttentionWindow aw = window_of(r);
       const kernels::AttentionShape shape{lc.n_head,
                                           lc.n_head_kv,
@@ -306,7 +312,7 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
                                           static_cast<float>(config_.attn_softcap),
                                           static_cast<std::size_t>(aw.sinks)};
       const float* qs = aw.sinks > 0 ? &ws.q_sink[t * q_dim] : nullptr;  // filled with RoPE above
-      cut_pages(ws.pages[static_cast<std::size_t>(slot)], pos + nq, prefix);
+      run_pages(r, prefix);
       // Whole runs (no head split): a call requests the next run's window
       // rows (kernels/kv_prefetch.h) when that run is a decode (one query,
       // its rows mostly in DRAM; a prefill run's rows are mostly those its
@@ -315,13 +321,11 @@ void Model::attention_block(std::size_t layer, const Batch& batch, KvCache& kv, 
       // pool hands each thread contiguous chunks first).
       kernels::KvPrefetch next;
       if (parts == 1 && r + 1 < n_runs && runs[r + 2] - runs[r + 1] == 1) {
-        const std::size_t t2 = runs[r + 1];
-        const auto pos2 = static_cast<std::size_t>(batch.positions[t2]);
-        const auto w2 = static_cast<std::size_t>(window_of(r + 1).window);
-        const auto slot2 = ws.seq_slot[static_cast<std::size_t>(batch.seq_ids[t2])];
-        cut_pages(ws.pages[static_cast<std::size_t>(slot2)], pos2 + 1, following);
-        next = kernels::KvPrefetch(following, w2 != 0 && pos2 + 1 > w2 ? pos2 + 1 - w2 : 0,
-                                   pos2 + 1, row_bytes);
+        const std::int64_t pos2 = batch.positions[runs[r + 1]];
+        run_pages(r + 1, following);
+        next = kernels::KvPrefetch(following,
+                                   static_cast<std::size_t>(window_start(window_of(r + 1), pos2)),
+                                   static_cast<std::size_t>(pos2) + 1, row_bytes);
       }
       op.attention_rows(&ws.q[t * q_dim], nq, pos, prefix, shape, &ws.att[t * q_dim], qs,
                         part * lc.n_head_kv / parts, (part + 1) * lc.n_head_kv / parts, &next);
