@@ -1,5 +1,8 @@
-// kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops (exp8 from avx2_util.h);
-// tails (n % 8) go through the same lane code via masked loads and stores.
+// kernels/cpu/ops_avx2.cpp: AVX2 element-wise ops (exp8 from avx2_util.h).
+// Whole chunks of 8 use plain loads and stores; the tail (n % 8) goes through
+// the same lane code with masked ones (each8). Masked stores only for the
+// tail: vmaskmovps stores are slow on AMD (Zen 4: an add over 1536 floats
+// 960 ns masked, 71 ns plain), and the lanes compute the same values either way.
 #include "kernels/cpu/ops_avx2.h"
 
 #include <cmath>
@@ -20,6 +23,32 @@ __m256i tail_mask(std::size_t k) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), idx);
 }
 
+// Plain loads and stores of all 8 lanes.
+struct Full {
+  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static __m256 keep(__m256 v, __m256 /*other*/) { return v; }
+};
+
+// The first k < 8 lanes: the others load as 0 and are not stored.
+struct Tail {
+  __m256i m;
+  __m256 load(const float* p) const { return _mm256_maskload_ps(p, m); }
+  void store(float* p, __m256 v) const { _mm256_maskstore_ps(p, m, v); }
+  // v in the loaded lanes, `other` in the rest.
+  __m256 keep(__m256 v, __m256 other) const {
+    return _mm256_blendv_ps(other, v, _mm256_castsi256_ps(m));
+  }
+};
+
+// f(i, lanes) for each chunk of 8 at i, lanes Full, then the tail (if any) as Tail.
+template <class F>
+void each8(std::size_t n, F&& f) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) f(i, Full{});
+  if (i < n) f(i, Tail{tail_mask(n - i)});
+}
+
 }  // namespace
 
 void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y) {
@@ -38,12 +67,11 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* y)
   }
   const float ss = hsum(_mm256_add_ps(a0, a1));
   const __m256 scale = _mm256_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
-  for (i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    __m256 v = _mm256_mul_ps(_mm256_maskload_ps(x + i, m), scale);
-    if (w != nullptr) v = _mm256_mul_ps(v, _mm256_maskload_ps(w + i, m));
-    _mm256_maskstore_ps(y + i, m, v);
-  }
+  each8(n, [&](std::size_t j, auto lanes) {
+    __m256 v = _mm256_mul_ps(lanes.load(x + j), scale);
+    if (w != nullptr) v = _mm256_mul_ps(v, lanes.load(w + j));
+    lanes.store(y + j, v);
+  });
 }
 
 void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t rot_dim,
@@ -82,60 +110,51 @@ void rope_apply(float* x, std::size_t n_heads, std::size_t head_dim, std::size_t
 
 void swiglu(const float* gate, const float* up, std::size_t n, float* out) {
   const __m256 one = _mm256_set1_ps(1.0f), neg = _mm256_set1_ps(-0.0f);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    const __m256 g = _mm256_maskload_ps(gate + i, m);
+  each8(n, [&](std::size_t i, auto lanes) {
+    const __m256 g = lanes.load(gate + i);
     const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_xor_ps(g, neg))));
-    _mm256_maskstore_ps(out + i, m, _mm256_mul_ps(silu, _mm256_maskload_ps(up + i, m)));
-  }
+    lanes.store(out + i, _mm256_mul_ps(silu, lanes.load(up + i)));
+  });
 }
 
 void geglu(const float* gate, const float* up, std::size_t n, float* out) {
   // gelu_tanh(g) = g / (1 + e^(-2u)), u = sqrt(2/pi) (g + 0.044715 g^3).
   const __m256 one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
   const __m256 c3 = _mm256_set1_ps(0.044715f);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    const __m256 g = _mm256_maskload_ps(gate + i, m);
+  each8(n, [&](std::size_t i, auto lanes) {
+    const __m256 g = lanes.load(gate + i);
     const __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(c3, g), _mm256_mul_ps(g, g), g);
     const __m256 gelu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_mul_ps(c, inner))));
-    _mm256_maskstore_ps(out + i, m, _mm256_mul_ps(gelu, _mm256_maskload_ps(up + i, m)));
-  }
+    lanes.store(out + i, _mm256_mul_ps(gelu, lanes.load(up + i)));
+  });
 }
 
 void softmax(float* x, std::size_t n) {
   if (n == 0) return;
   __m256 mx = _mm256_set1_ps(-INFINITY);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    const __m256 v = _mm256_maskload_ps(x + i, m);
-    mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(m)));
-  }
+  each8(n, [&](std::size_t i, auto lanes) {
+    mx = _mm256_max_ps(mx, lanes.keep(lanes.load(x + i), _mm256_set1_ps(-INFINITY)));
+  });
   __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
   h = _mm_max_ps(h, _mm_movehl_ps(h, h));
   h = _mm_max_ss(h, _mm_movehdup_ps(h));
   const __m256 vmax = _mm256_set1_ps(_mm_cvtss_f32(h));
   __m256 sum = _mm256_setzero_ps();
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), vmax)),
-                                   _mm256_castsi256_ps(m));
+  each8(n, [&](std::size_t i, auto lanes) {
+    const __m256 e = lanes.keep(exp8(_mm256_sub_ps(lanes.load(x + i), vmax)), _mm256_setzero_ps());
     sum = _mm256_add_ps(sum, e);
-    _mm256_maskstore_ps(x + i, m, e);
-  }
+    lanes.store(x + i, e);
+  });
   const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    _mm256_maskstore_ps(x + i, m, _mm256_mul_ps(_mm256_maskload_ps(x + i, m), inv));
-  }
+  each8(n, [&](std::size_t i, auto lanes) {
+    lanes.store(x + i, _mm256_mul_ps(lanes.load(x + i), inv));
+  });
 }
 
 void add(float* y, const float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 8) {
-    const __m256i m = tail_mask(n - i);
-    _mm256_maskstore_ps(y + i, m,
-                        _mm256_add_ps(_mm256_maskload_ps(y + i, m), _mm256_maskload_ps(x + i, m)));
-  }
+  each8(n, [&](std::size_t i, auto lanes) {
+    lanes.store(y + i, _mm256_add_ps(lanes.load(y + i), lanes.load(x + i)));
+  });
 }
 
 // vcvtps2ph rounds to nearest even, as f32_to_fp16 does, and gives the same
