@@ -25,8 +25,11 @@ class AsyncLLM:
     The engine steps on its own thread (continuous batching across every
     request in flight). Each step wakes the event loop once through an
     eventfd, and only the streams that advanced are resumed. Leaving the
-    `async for` early (break, cancellation) aborts the request. All calls
-    must come from one event loop.
+    `async for` early (break, cancellation) aborts the request. The engine
+    serves one event loop at a time: it moves to a new loop once the previous
+    one is closed, or stopped with no stream open (so consecutive
+    `asyncio.run(...)` calls share one engine); a second loop while the first
+    still runs or streams is an error.
     """
 
     def __init__(self, model: Union[str, os.PathLike], **engine_args: Any) -> None:
@@ -43,12 +46,20 @@ class AsyncLLM:
         return Tokenizer(self._core)
 
     def _attach(self) -> None:
+        if self._core is None:
+            raise RuntimeError("AsyncLLM has been shut down")
         loop = asyncio.get_running_loop()
-        if self._loop is None:
-            self._loop = loop
-            loop.add_reader(self._core.wake_fd, self._on_wake)
-        elif self._loop is not loop:
-            raise RuntimeError("AsyncLLM is bound to another event loop")
+        if self._loop is loop:
+            return
+        old = self._loop
+        if old is not None and not old.is_closed():
+            if old.is_running() or self._events:
+                raise RuntimeError(
+                    "AsyncLLM is serving another event loop that is still running or streaming; "
+                    "use one loop at a time")
+            old.remove_reader(self._core.wake_fd)
+        self._loop = loop
+        loop.add_reader(self._core.wake_fd, self._on_wake)
 
     def _on_wake(self) -> None:
         for rid in self._core.take_ready():

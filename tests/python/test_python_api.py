@@ -321,6 +321,9 @@ def test_async_streaming(llm):
 
     try:
         streams = asyncio.run(main())
+        # The same engine in a second loop (the first is closed): it moves
+        # over, and one request alone equals LLM.generate's.
+        alone = asyncio.run(collect(PROMPTS[0], "alone"))[-1].outputs[0]
     finally:
         engine.shutdown()
     for i, seen in enumerate(streams):
@@ -329,11 +332,41 @@ def test_async_streaming(llm):
         texts = [o.outputs[0].text for o in seen]
         assert all(b.startswith(a) for a, b in zip(texts, texts[1:]))  # cumulative
         assert len(seen) > 2  # streamed, not one final item
-    # One request alone through the engine thread equals LLM.generate's.
-    engine = folio.AsyncLLM(MODEL, **ENGINE)
-    try:
-        alone = asyncio.run(collect(PROMPTS[0], "alone"))[-1].outputs[0]
-    finally:
-        engine.shutdown()
     want = llm.generate(PROMPTS[0], sp, use_tqdm=False)[0].outputs[0]
     assert alone.token_ids == want.token_ids and alone.text == want.text
+
+
+def test_async_one_loop_at_a_time():
+    # While a loop on another thread streams, a second loop is refused
+    # (the engine's wake-ups go to one loop); once that loop is closed the
+    # engine moves over.
+    engine = folio.AsyncLLM(MODEL, **ENGINE)
+    started, release = threading.Event(), threading.Event()
+
+    async def hold():
+        async for _ in engine.generate(PROMPTS[0], folio.SamplingParams(
+                max_tokens=200, ignore_eos=True), "held"):
+            started.set()
+            while not release.is_set():
+                await asyncio.sleep(0.01)
+            break
+
+    async def second():
+        return [o async for o in engine.generate(
+            PROMPTS[1], folio.SamplingParams(temperature=0, max_tokens=4), "second")]
+
+    holder = threading.Thread(target=lambda: asyncio.run(hold()))
+    holder.start()
+    try:
+        assert started.wait(120)
+        with pytest.raises(RuntimeError, match="another event loop"):
+            asyncio.run(second())
+    finally:
+        release.set()
+        holder.join(120)
+    try:
+        assert asyncio.run(second())[-1].finished
+    finally:
+        engine.shutdown()
+    with pytest.raises(RuntimeError, match="shut down"):
+        asyncio.run(second())
