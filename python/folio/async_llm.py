@@ -45,9 +45,12 @@ class AsyncLLM:
     def get_tokenizer(self) -> Tokenizer:
         return Tokenizer(self._core)
 
-    def _attach(self) -> None:
+    def _live(self) -> None:
         if self._core is None:
             raise RuntimeError("AsyncLLM has been shut down")
+
+    def _attach(self) -> None:
+        self._live()
         loop = asyncio.get_running_loop()
         if self._loop is loop:
             return
@@ -114,6 +117,7 @@ class AsyncLLM:
         add_generation_prompt: bool = True,
     ) -> AsyncIterator[RequestOutput]:
         """Streams a chat completion of one conversation (the model's chat template)."""
+        self._live()
         text, ids = chat_prompt(self._core, messages, add_generation_prompt, chat_template)
         async for out in self.generate({"prompt": text, "prompt_token_ids": ids},
                                        sampling_params, request_id):

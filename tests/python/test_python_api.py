@@ -370,3 +370,10 @@ def test_async_one_loop_at_a_time():
         engine.shutdown()
     with pytest.raises(RuntimeError, match="shut down"):
         asyncio.run(second())
+
+    async def chat():
+        async for _ in engine.chat([{"role": "user", "content": "Hi"}]):
+            pass
+
+    with pytest.raises(RuntimeError, match="shut down"):
+        asyncio.run(chat())
