@@ -7,6 +7,9 @@
 #                     ik_llama.cpp: its tools in DIR/bin, its source named by DIR's CMakeCache);
 #                     nothing here fetches or builds it. Its source commit (git HEAD, or a
 #                     snapshot's COMMIT file) goes in the header.
+#   LLAMA_NAME        that build's name in the header and tables (default: its source's git
+#                     remote, else its source folder's name, which for an unpacked snapshot
+#                     may say nothing, e.g. LLAMA_NAME=ik_llama.cpp)
 #
 # After sourcing: $llama_bin (the build's bin/ folder), and machine_header prints the CPU
 # model, its SIMD extensions, the ISA level and kernels folio uses (folio info) and the
@@ -43,6 +46,10 @@ external_source() {
 }
 external_name() {
   local src
+  if [[ -n ${LLAMA_NAME:-} ]]; then
+    echo "$LLAMA_NAME"
+    return
+  fi
   src=$(external_source)
   basename "$(git -C "$src" remote get-url origin 2>/dev/null || echo "$src")" .git
 }
