@@ -43,6 +43,7 @@ class AsyncLLM:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
 
     def get_tokenizer(self) -> Tokenizer:
+        self._live()
         return Tokenizer(self._core)
 
     def _live(self) -> None:

@@ -377,3 +377,5 @@ def test_async_one_loop_at_a_time():
 
     with pytest.raises(RuntimeError, match="shut down"):
         asyncio.run(chat())
+    with pytest.raises(RuntimeError, match="shut down"):
+        engine.get_tokenizer()
