@@ -56,14 +56,20 @@ class AsyncLLM:
         if self._loop is loop:
             return
         old = self._loop
-        if old is not None and not old.is_closed():
-            if old.is_running() or self._events:
-                raise RuntimeError(
-                    "AsyncLLM is serving another event loop that is still running or streaming; "
-                    "use one loop at a time")
-            old.remove_reader(self._core.wake_fd)
+        if old is not None and not old.is_closed() and (old.is_running() or self._events):
+            raise RuntimeError(
+                "AsyncLLM is serving another event loop that is still running or streaming; "
+                "use one loop at a time")
+        self._detach()
         self._loop = loop
         loop.add_reader(self._core.wake_fd, self._on_wake)
+
+    def _detach(self) -> None:
+        """Stops watching the engine's wake-ups on the current loop (a closed
+        loop has already dropped its readers)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(self._core.wake_fd)
+        self._loop = None
 
     def _on_wake(self) -> None:
         for rid in self._core.take_ready():
@@ -132,9 +138,7 @@ class AsyncLLM:
 
     def shutdown(self) -> None:
         """Stops the engine thread (running requests are aborted)."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.remove_reader(self._core.wake_fd)
-        self._loop = None
+        self._detach()
         self._core = None
 
     def __enter__(self) -> "AsyncLLM":
