@@ -14,7 +14,9 @@ build=$root/build/fuzz
 jobs=${FUZZ_BUILD_JOBS:-2}
 
 if [[ ! -f $build/build.ninja ]]; then
+  # Line tables only: a crash report needs file:line, and full -g costs compile time.
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DFOLIO_FUZZ=ON -DFOLIO_BUILD_TESTS=OFF -DFOLIO_NATIVE=OFF
 fi
 ninja -C "$build" -j"$jobs" gguf_fuzz gguf_make_corpus safetensors_fuzz grammar_fuzz http_fuzz \
