@@ -243,7 +243,8 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
       ASSERT_LE(std::abs(int{blocks[i].hi[j]}), 127);
     }
   }
-  // The int16 form holds the same values (in slot order): q = 254 * hi + lo, same d and s.
+  // The int16 form holds the same values (in slot order): q = 254 * hi + lo, same d, s and
+  // neg8_qsum.
   std::vector<std::uint8_t> c(x.size() / 32 * sizeof(cpu::ActI16Block)), d(c.size());
   cpu::quantize_row_i16_32(x.data(), x.size(), c.data());
   cpu::avx2::quantize_row_i16_32(x.data(), x.size(), d.data());
@@ -252,10 +253,15 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
   for (std::size_t i = 0; i < x.size() / 32; ++i) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].d), std::bit_cast<std::uint32_t>(blocks[i].d));
     ASSERT_EQ(std::bit_cast<std::uint32_t>(wide[i].s), std::bit_cast<std::uint32_t>(blocks[i].s));
+    int sum = 0;
     for (int j = 0; j < 32; ++j) {
       ASSERT_EQ(int{wide[i].q[cpu::i16_slot(j)]},
                 cpu::kActQ16Base * blocks[i].hi[j] + blocks[i].lo[j]);
+      sum += wide[i].q[j];
     }
+    // Q4_0's offset term in the integer sums: -8 * sum(q), in both forms.
+    ASSERT_EQ(wide[i].neg8_qsum, -8 * sum) << "block " << i;
+    ASSERT_EQ(blocks[i].neg8_qsum, -8 * sum) << "block " << i;
   }
 }
 

@@ -81,8 +81,10 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
     }
     pack_32(hi, blocks[i].hi);
     pack_32(lo, blocks[i].lo);
+    const int qsum = hsum_i32(sum);
     blocks[i].d = d;
-    blocks[i].s = d * static_cast<float>(hsum_i32(sum));
+    blocks[i].s = d * static_cast<float>(qsum);
+    blocks[i].neg8_qsum = -8 * qsum;
   }
 }
 
@@ -110,7 +112,9 @@ void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
           _mm256_shuffle_epi8(_mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 1, 2, 0)), slots));
     }
     blocks[i].d = d;
-    blocks[i].s = d * static_cast<float>(hsum_i32(sum));
+    const int qsum = hsum_i32(sum);
+    blocks[i].s = d * static_cast<float>(qsum);
+    blocks[i].neg8_qsum = -8 * qsum;
   }
 }
 

@@ -19,14 +19,17 @@
 // default stores each value q (ActQ16Block, |q| <= 32258) as two base-256
 // digits q = 256 * h + l (h signed, l unsigned) and runs two tile products
 // per block on the same B tile, combined exactly as (C_h << 8) + C_l; 8-bit
-// activations run one. Q4/Q5 values are unsigned and Q8_0 bytes signed, which
-// picks among tdpbssd / tdpbsud / tdpbusd / tdpbuud.
+// activations run one. Q4/Q5 values are unsigned (but Q4_0 / Q5_0's q + offset
+// against 16-bit activations) and Q8_0 bytes signed, which picks among
+// tdpbssd / tdpbsud / tdpbusd / tdpbuud.
 //
 // A block's integer sums cannot be kept across blocks (each block has its
 // own scales), so after each block the C tiles go to scratch and every
 // activation row runs the AVX-512 epilogue of the panel kernels, lane r =
 // weight row r: acc = fma(float(isum), d_r * d_x, acc), then
-// acc = fma(m_r, s_x, acc). The int32 sums are exact and the f32 operations
+// acc = fma(m_r, s_x, acc) where the type has a min (Q4_0 / Q5_0 against
+// 16-bit activations unpack signed weights q + offset instead, so their
+// offset is in isum, as at the other levels). The int32 sums are exact and the f32 operations
 // per lane are the same in the same order, so the results are bit-identical
 // to the AVX2 and AVX-512 panel kernels. Two sets of C and B tiles let one
 // block's epilogue follow the next block's tile products; the 16
@@ -129,13 +132,19 @@ inline __m512 load_scale_pair(const std::uint8_t* a, const std::uint8_t* b) {
 inline void store64(std::uint8_t* p, __m512i v) {
   _mm512_storeu_si512(p, v);
 }
+inline __m512i load64(const std::uint8_t* p) {
+  return _mm512_loadu_si512(p);
+}
 
 constexpr std::size_t kBTileBytes = kAmxBTileBytes;
 
 // B tiles of every block of the pair (g1 == nullptr: a lone last panel,
-// whose missing half is zero).
-template <class Fmt>
+// whose missing half is zero, or kOffset there: rows the store masks off).
+// kOffset: added to each 4- or 5-bit value (Q4_0 / Q5_0 against 16-bit
+// activations: signed weights q + offset, so the offset is in the integer sums).
+template <class Fmt, int kOffset>
 void unpack_b(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb, std::uint8_t* b) {
+  const __m512i off = _mm512_set1_epi8(static_cast<char>(kOffset));
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = p0 + i * Fmt::kGroupBytes + Fmt::kQuantOffset;
     const std::uint8_t* g1 =
@@ -148,12 +157,17 @@ void unpack_b(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb, st
       avx512::unpack_q5_tile(g0 - Fmt::kQuantOffset,
                              g1 != nullptr ? g1 - Fmt::kQuantOffset : nullptr, Fmt::kScaleBytes,
                              out);
+      if constexpr (kOffset != 0) {
+        for (int t = 0; t < 8; ++t)
+          store64(out + 64 * t, _mm512_add_epi8(load64(out + 64 * t), off));
+      }
     } else {
       const __m512i m4 = _mm512_set1_epi8(0x0F);
+      const auto value = [&](__m512i v) { return kOffset != 0 ? _mm512_add_epi8(v, off) : v; };
       for (int t = 0; t < 4; ++t) {
         const __m512i raw = load_pair(g0 + 32 * t, g1 != nullptr ? g1 + 32 * t : nullptr);
-        store64(out + 64 * t, _mm512_and_si512(raw, m4));
-        store64(out + 64 * (4 + t), _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+        store64(out + 64 * t, value(_mm512_and_si512(raw, m4)));
+        store64(out + 64 * (4 + t), value(_mm512_and_si512(_mm512_srli_epi16(raw, 4), m4)));
       }
     }
   }
@@ -410,7 +424,9 @@ void tile_rows(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb,
   store_rows(kRows, acc, y, ldy, static_cast<__mmask16>((1u << nr) - 1u));
 }
 
-template <class Fmt, class Act, bool kSignedWeights, bool kHasMin, int kOffset>
+// kOffset: Q4_0 / Q5_0's f32 offset term (8-bit activations); kIntOffset: the
+// same offset put into the unpacked weights instead (16-bit activations).
+template <class Fmt, class Act, bool kSignedWeights, bool kHasMin, int kOffset, int kIntOffset = 0>
 void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
               const std::uint8_t* x, std::size_t m, float* y, std::size_t ldy, std::size_t nr,
               std::uint8_t* scratch) {
@@ -419,7 +435,7 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
   const std::size_t nb = cols / 32;
   auto* cbuf = reinterpret_cast<std::int32_t*>(scratch);  // two sets of two C tiles
   std::uint8_t* b = scratch + kAmxCBytes;
-  unpack_b<Fmt>(p0, p1, nb, b);
+  unpack_b<Fmt, kIntOffset>(p0, p1, nb, b);
   for (std::size_t m0 = 0; m0 < m; m0 += 16) {
     tile_rows<Fmt, Act, kSignedWeights, kHasMin, kOffset>(
         p0, p1, nb, b, x + m0 / 16 * nb * TileAct<Act>::kBytes, y + m0 * ldy, ldy, nr, cbuf);
@@ -429,11 +445,12 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
 
 }  // namespace
 
-// <layout, activations, signed weights, min term, offset (x = d * (q + offset))>
-constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, false, false, -8>;
+// <layout, activations, signed weights, min term, f32 offset (x = d * (q + offset)),
+//  offset in the weights>
+constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, true, false, 0, FmtQ4_0::kIntOffset>;
 constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block, false, true, 0>;
 constexpr AmxPairFn kQ4_KI16 = run_pair<FmtQ4_K, ActQ16Block, false, true, 0>;
-constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block, false, false, -16>;
+constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block, true, false, 0, FmtQ5_0::kIntOffset>;
 constexpr AmxPairFn kQ5_1I16 = run_pair<FmtQ5_1, ActQ16Block, false, true, 0>;
 constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block, true, false, 0>;
 constexpr AmxPairFn kQ4_0Q8 = run_pair<FmtQ4_0, ActQ8Block, false, false, -8>;

@@ -20,9 +20,11 @@
 //
 // Per block and lane (weight row r, activation row c), in this order:
 //   acc = fma(float(isum), d_r * d_x, acc);  acc = fma(m_r, s_x, acc)
-// (Q4_0: m_r = -8 d_r; Q5_0: m_r = -16 d_r; Q8_0: no m term), isum exact in
-// int32, so every kernel variant below gives bit-identical results for the
-// same activation values. 16-bit activations:
+// (Q4_1, Q5_1, Q4_K: their minimum; Q4_0 / Q5_0 against 8-bit activations:
+// m_r = -8 d_r / -16 d_r; Q8_0, Q6_K, and Q4_0 / Q5_0 against 16-bit ones: no
+// m term, their offset is in isum as offset * sum(x_q), from the activation
+// block's neg8_qsum), isum exact in int32, so every kernel variant below gives
+// bit-identical results for the same activation values. 16-bit activations:
 //   Q4_0, Q4_1, Q8_0: int16 activations (ActI16Block) times the weights
 //     widened to int16 with vpmaddwd (panel_q4_i16, panel_q8_i16); each
 //     16-bit half of a row's 32-bit lane becomes one weight, so the products
@@ -226,7 +228,7 @@ struct Tile {
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), scale, acc[c]);
     }
   }
-  // ... then acc += m_r * s_x (the offset/min term of Q4/Q5 blocks).
+  // ... then acc += m_r * s_x (the min term; Q4_0 / Q5_0's offset against 8-bit activations).
   void add_min(std::size_t i, __m256 m) {
     for (int c = 0; c < NC; ++c) acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb[c][i].s), acc[c]);
   }
@@ -236,6 +238,15 @@ struct Tile {
 // hi and lo halves of q = 254 * hi + lo for ActQ16Block.
 template <class Act>
 inline constexpr int kHalves = std::is_same_v<Act, ActQ16Block> ? 2 : 1;
+
+// isum += offset * sum(x_q) for each activation row (Q4_0 / Q5_0 against 16-bit
+// activations, with the weights unpacked unsigned): exact in int32
+// (gemm_kernel.h, offset_sum).
+template <int kOffset, int NC, class Act>
+inline void add_offset_sums(const Act* const* xb, std::size_t i, __m256i* isum) {
+  for (int c = 0; c < NC; ++c)
+    isum[c] = _mm256_add_epi32(isum[c], _mm256_set1_epi32(offset_sum<kOffset>(xb[c][i])));
+}
 
 template <int kHalf>
 inline const std::int8_t* half_bytes(const ActQ8Block& b) {
@@ -339,7 +350,9 @@ template <class Fmt, class Act, int NC>
 void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
-  constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q - offset)
+  constexpr int kOffset = Fmt::kIntOffset;  // Q4_0 / Q5_0: x = d * (q + offset)
+  // 16-bit activations: the offset joins the integer sums (offset * sum(x_q)), exactly.
+  constexpr bool kIntOffset = kOffset != 0 && kHalves<Act> == 2;
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
@@ -349,9 +362,14 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
     __m256i i32[NC];
     q4_half<Act, 0, NC, kFive>(q, hbits, tile.xb, i, i32);
     if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, tile.xb, i, i32);
+    if constexpr (kIntOffset) add_offset_sums<kOffset, NC>(tile.xb, i, i32);
     const __m256 d = load_d<Fmt>(g);
     tile.add_block(i, d, i32);
-    tile.add_min(i, kHasMin ? load_m<Fmt>(g) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset)));
+    if constexpr (kHasMin) {
+      tile.add_min(i, load_m<Fmt>(g));
+    } else if constexpr (kOffset != 0 && !kIntOffset) {
+      tile.add_min(i, _mm256_mul_ps(d, _mm256_set1_ps(static_cast<float>(kOffset))));
+    }
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }
@@ -500,9 +518,11 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
         sum[c] = _mm256_add_epi32(sum[c], _mm256_madd_epi16(h13, bcast_pair(xq + 18)));
       }
     }
-    const __m256 d = load_d<Fmt>(g);
-    tile.add_block(i, d, sum);
-    tile.add_min(i, kHasMin ? load_m<Fmt>(g) : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
+    // Q4_0: the offset joins the integer sums (-8 * sum(x_q); adding it to the
+    // unpacked weights instead cost 3-7 % here).
+    if constexpr (Fmt::kIntOffset != 0) add_offset_sums<Fmt::kIntOffset, NC>(xb, i, sum);
+    tile.add_block(i, load_d<Fmt>(g), sum);
+    if constexpr (kHasMin) tile.add_min(i, load_m<Fmt>(g));
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }
@@ -611,7 +631,6 @@ template <class Fmt, int NC>
 void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x,
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
-  constexpr float kOffset = kFive ? -16.0f : -8.0f;
   const std::size_t nb = cols / 32;
   Tile<ActQ16Block, NC> tile(x, x_stride);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -642,9 +661,9 @@ void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
       isum[c] = _mm256_add_epi32(_mm256_mullo_epi32(hi_total[c], _mm256_set1_epi32(kActQ16Base)),
                                  lo_total[c]);
     }
-    const __m256 d = load_d<Fmt>(g);
-    tile.add_block(i, d, isum);
-    tile.add_min(i, kHasMin ? load_m<Fmt>(g) : _mm256_mul_ps(d, _mm256_set1_ps(kOffset)));
+    if constexpr (Fmt::kIntOffset != 0) add_offset_sums<Fmt::kIntOffset, NC>(tile.xb, i, isum);
+    tile.add_block(i, load_d<Fmt>(g), isum);
+    if constexpr (kHasMin) tile.add_min(i, load_m<Fmt>(g));
   }
   store_rows(tile.acc, NC, y, ldy, nr);
 }

@@ -15,9 +15,10 @@
 // Bit-identical to the AVX2 kernels: the int32 block sums are exact in both
 // (no saturation is possible in either), and each lane then runs the same f32
 // operations in the same order (acc = fma(float(isum), d_r * d_x, acc), then
-// acc = fma(m_r, s_x, acc)). A one-panel call (the last panel of a matrix with
-// an odd count) is the AVX2 kernel's.
-// GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
+// acc = fma(m_r, s_x, acc) for the types with a min, and for Q4_0 / Q5_0
+// against 8-bit activations; against 16-bit ones their offset is in isum). A one-panel call (the
+// last panel of a matrix with an odd count) is the AVX2 kernel's. GCC 12 reports
+// -W(maybe-)uninitialized inside its own AVX-512 intrinsics
 // (_mm512_inserti64x4, _mm512_cvtph_ps, _mm512_cvtepi32_ps start from
 // _mm512_undefined_*; GCC bug 105593, fixed in GCC 13): not about our code.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -140,10 +141,19 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
         s3 = _mm512_dpwssd_epi32(s3, h13, bcast4(xq + 18));
       }
     });
-    const __m512 d = load_scale_pair<Fmt>(g0, g1);
-    tile.add_block(i, d, sum.fold());
-    tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
-                            : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
+    const __m512i* total = sum.fold();
+    // Q4_0: the offset joins the integer sums (-8 * sum(x_q)), exactly.
+    __m512i with_offset[NC];
+    if constexpr (Fmt::kIntOffset != 0) {
+      for (int c = 0; c < NC; ++c) {
+        with_offset[c] = _mm512_add_epi32(
+            total[c], _mm512_set1_epi32(offset_sum<Fmt::kIntOffset>(tile.xb[c][i])));
+      }
+      total = with_offset;
+    }
+    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), total);
+    if constexpr (kHasMin)
+      tile.add_min(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset));
   }
   tile.store(y, ldy, nr);
 }
@@ -270,7 +280,7 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
               const std::uint8_t* x, std::size_t x_stride, float* y, std::size_t ldy,
               std::size_t nr) {
   constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
-  constexpr float kOffset = kFive ? -16.0f : -8.0f;  // Q4_0 / Q5_0: x = d * (q + offset)
+  constexpr int kOffset = Fmt::kIntOffset;  // Q4_0 / Q5_0: x = d * (q + offset)
   constexpr bool kTwo = std::is_same_v<Act, ActQ16Block>;
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
@@ -312,13 +322,21 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
       for (int c = 0; c < NC; ++c) {
         combined[c] = _mm512_add_epi32(_mm512_mullo_epi32(total[c], _mm512_set1_epi32(kActQ16Base)),
                                        total_lo[c]);
+        // 16-bit activations: the offset joins the integer sums, exactly (panel_layout.h).
+        if constexpr (kOffset != 0) {
+          combined[c] =
+              _mm512_add_epi32(combined[c], _mm512_set1_epi32(offset_sum<kOffset>(tile.xb[c][i])));
+        }
       }
       total = combined;
     }
     const __m512 d = load_scale_pair<Fmt>(g0, g1);
     tile.add_block(i, d, total);
-    tile.add_min(i, kHasMin ? load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset)
-                            : _mm512_mul_ps(d, _mm512_set1_ps(kOffset)));
+    if constexpr (kHasMin) {
+      tile.add_min(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset));
+    } else if constexpr (kOffset != 0 && !kTwo) {
+      tile.add_min(i, _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(kOffset))));
+    }
   }
   tile.store(y, ldy, nr);
 }

@@ -53,7 +53,10 @@ static_assert(sizeof(ActQ8Block) == 40);
 // sum(w * q) as kActQ16Base * sum(w * hi) + sum(w * lo), exactly in int32.
 // The base is 254 rather than 256 so that |lo| <= 127: the Q8_0 kernels move
 // the weight's sign onto the activation byte, and -(-128) does not fit.
-// s = d * sum(q) as for ActQ8Block.
+// s = d * sum(q) as for ActQ8Block, and neg8_qsum = -8 * sum(q) exactly:
+// Q4_0's offset term (w = d * (q - 8)) in the integer sums, which the 16-bit
+// kernels add to theirs (Q5_0's -16 doubles it: offset_sum below). Stored
+// premultiplied so that the kernels broadcast it straight from memory.
 inline constexpr int kActQ16Base = 254;
 inline constexpr int kActQ16Max = 127 * kActQ16Base;  // 32258
 struct ActQ16Block {
@@ -61,8 +64,9 @@ struct ActQ16Block {
   float s;
   std::int8_t hi[32];
   std::int8_t lo[32];
+  std::int32_t neg8_qsum;
 };
-static_assert(sizeof(ActQ16Block) == 72);
+static_assert(sizeof(ActQ16Block) == 76);
 
 // The same 16-bit values as ActQ16Block (identical d, q and s), stored as
 // int16 for the kernels that multiply 16-bit lanes directly (vpmaddwd). Each
@@ -73,8 +77,17 @@ struct ActI16Block {
   float d;
   float s;
   std::int16_t q[32];
+  std::int32_t neg8_qsum;  // -8 * sum(q), as in ActQ16Block
 };
-static_assert(sizeof(ActI16Block) == 72);
+static_assert(sizeof(ActI16Block) == 76);
+
+// offset * sum(q) of a 16-bit activation block, for the Q4_0 (-8) and Q5_0
+// (-16) offsets: exact in int32 (|16 * 32 * 32258| < 2^24).
+template <int kOffset, class Act>
+inline std::int32_t offset_sum(const Act& b) {
+  static_assert(kOffset == -8 || kOffset == -16);
+  return kOffset / -8 * b.neg8_qsum;
+}
 constexpr int i16_slot(int j) {
   return (j & ~3) | ((j & 1) << 1) | ((j >> 1) & 1);
 }

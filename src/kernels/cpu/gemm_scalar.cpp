@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "base/fp16.h"
 #include "kernels/cpu/gemm_kernel.h"
@@ -91,15 +92,27 @@ int act_q(const ActQ16Block& b, int j) {
   return kActQ16Base * b.hi[j] + b.lo[j];
 }
 
+// Q4_0 / Q5_0: w = d * (q + offset). Against 16-bit activations the offset
+// goes into the integer sum (s + offset * sum(x_q), exact), as every SIMD level does
+// (panel_layout.h, kIntOffset); against 8-bit ones it stays an f32 term (m * s_x).
+template <class Block>
+inline constexpr int kIntOffsetOf = std::is_same_v<Block, quant::BlockQ4_0>   ? -8
+                                    : std::is_same_v<Block, quant::BlockQ5_0> ? -16
+                                                                              : 0;
+
 template <class Block, class Act>
 float row_dot_32(const std::uint8_t* w, const Act* x, std::size_t nb) {
+  constexpr bool kIntOffset = std::is_same_v<Act, ActQ16Block> && kIntOffsetOf<Block> != 0;
   float acc = 0.0f, acc_m = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
     const Unpacked32 u = unpack(load<Block>(w + i * sizeof(Block)));
     int s = 0;
     for (int j = 0; j < 32; ++j) s += u.q[j] * act_q(x[i], j);
+    if constexpr (kIntOffset) {
+      s += offset_sum<kIntOffsetOf<Block>>(x[i]);
+    }
     acc += u.d * x[i].d * static_cast<float>(s);
-    acc_m += u.m * x[i].s;
+    if constexpr (!kIntOffset) acc_m += u.m * x[i].s;
   }
   return acc + acc_m;
 }
@@ -287,6 +300,7 @@ void quantize_row_q16_32(const float* x, std::size_t cols, void* out) {
       b.lo[j] = static_cast<std::int8_t>(q[j] - kActQ16Base * hi);
     }
     b.s = b.d * static_cast<float>(sum);
+    b.neg8_qsum = -8 * sum;
   }
 }
 
@@ -298,6 +312,7 @@ void quantize_row_i16_32(const float* x, std::size_t cols, void* out) {
     const int sum = quantize_block_16(x + 32 * i, b.d, q);
     for (int j = 0; j < 32; ++j) b.q[i16_slot(j)] = static_cast<std::int16_t>(q[j]);
     b.s = b.d * static_cast<float>(sum);
+    b.neg8_qsum = -8 * sum;
   }
 }
 

@@ -25,6 +25,12 @@ struct PanelLayout {
   static constexpr std::size_t kScaleBytes = kPanelRows * kScaleWidth * kScales;
   static constexpr std::size_t kMinOffset = kPanelRows * kScaleWidth;  // m after the 8 d's
   static constexpr std::size_t kQuantOffset = kScaleBytes + kPanelRows * kHbits;
+  // Q4_0 / Q5_0: w = d * (q + kIntOffset) with q the unsigned 4- or 5-bit value; 0 for the
+  // types with a min (Q4_1, Q5_1, Q4_K) or signed bytes (Q8_0, Q6_K). Against 16-bit
+  // activations every level adds it to the integer sums: sum (q + offset) * x exactly, and
+  // one f32 term per block, not two.
+  static constexpr int kIntOffset =
+      kScales == 1 && kQuantBytes == 16 ? (kHbits != 0 ? -16 : -8) : 0;
 };
 using FmtQ4_0 = PanelLayout<1, 16>;
 using FmtQ4_1 = PanelLayout<2, 16>;
