@@ -122,6 +122,12 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
     Sums<NC> sum;
+    // Q4_0: the offset joins the integer sums (-8 * sum(x_q)), exactly: the first
+    // chain starts from it (a broadcast load) instead of zero.
+    if constexpr (Fmt::kIntOffset != 0) {
+      for (int c = 0; c < NC; ++c)
+        sum.at(0, c) = _mm512_set1_epi32(offset_sum<Fmt::kIntOffset>(tile.xb[c][i]));
+    }
     static_for<4>([&](auto tc) {
       constexpr int t = decltype(tc)::value;
       const __m512i raw = load_pair(g0 + Fmt::kScaleBytes + 32 * t, g1 + Fmt::kScaleBytes + 32 * t);
@@ -141,17 +147,7 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
         s3 = _mm512_dpwssd_epi32(s3, h13, bcast4(xq + 18));
       }
     });
-    const __m512i* total = sum.fold();
-    // Q4_0: the offset joins the integer sums (-8 * sum(x_q)), exactly.
-    __m512i with_offset[NC];
-    if constexpr (Fmt::kIntOffset != 0) {
-      for (int c = 0; c < NC; ++c) {
-        with_offset[c] = _mm512_add_epi32(
-            total[c], _mm512_set1_epi32(offset_sum<Fmt::kIntOffset>(tile.xb[c][i])));
-      }
-      total = with_offset;
-    }
-    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), total);
+    tile.add_block(i, load_scale_pair<Fmt>(g0, g1), sum.fold());
     if constexpr (kHasMin)
       tile.add_min(i, load_scale_pair<Fmt>(g0 + Fmt::kMinOffset, g1 + Fmt::kMinOffset));
   }
