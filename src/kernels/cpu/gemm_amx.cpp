@@ -27,11 +27,12 @@
 // own scales), so after each block the C tiles go to scratch and every
 // activation row runs the AVX-512 epilogue of the panel kernels, lane r =
 // weight row r: acc = fma(float(isum), d_r * d_x, acc), then
-// acc = fma(m_r, s_x, acc) where the type has a min (Q4_0 / Q5_0 against
-// 16-bit activations unpack signed weights q + offset instead, so their
-// offset is in isum, as at the other levels). The int32 sums are exact and the f32 operations
-// per lane are the same in the same order, so the results are bit-identical
-// to the AVX2 and AVX-512 panel kernels. Two sets of C and B tiles let one
+// acc = fma(m_r, s_x, acc) where the type has a min or an f32 offset term
+// (Q4_0 / Q5_0 against 8-bit activations; against 16-bit ones they unpack
+// signed weights q + offset, so the offset is in isum, as at the other
+// levels). The int32 sums are exact and the f32 operations per lane are the
+// same in the same order, so the results are bit-identical to the AVX2 and
+// AVX-512 panel kernels. Two sets of C and B tiles let one
 // block's epilogue follow the next block's tile products; the 16
 // accumulators are expanded at compile time so they stay in registers.
 //

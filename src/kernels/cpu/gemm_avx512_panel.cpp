@@ -16,9 +16,11 @@
 // (no saturation is possible in either), and each lane then runs the same f32
 // operations in the same order (acc = fma(float(isum), d_r * d_x, acc), then
 // acc = fma(m_r, s_x, acc) for the types with a min, and for Q4_0 / Q5_0
-// against 8-bit activations; against 16-bit ones their offset is in isum). A one-panel call (the
-// last panel of a matrix with an odd count) is the AVX2 kernel's. GCC 12 reports
-// -W(maybe-)uninitialized inside its own AVX-512 intrinsics
+// against 8-bit activations; against 16-bit ones their offset is in isum).
+// A one-panel call (the last panel of a matrix with an odd count) is the
+// AVX2 kernel's.
+//
+// GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
 // (_mm512_inserti64x4, _mm512_cvtph_ps, _mm512_cvtepi32_ps start from
 // _mm512_undefined_*; GCC bug 105593, fixed in GCC 13): not about our code.
 #if defined(__GNUC__) && !defined(__clang__)
