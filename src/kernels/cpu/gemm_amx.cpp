@@ -425,12 +425,18 @@ void tile_rows(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t nb,
   store_rows(kRows, acc, y, ldy, static_cast<__mmask16>((1u << nr) - 1u));
 }
 
-// kOffset: Q4_0 / Q5_0's f32 offset term (8-bit activations); kIntOffset: the
-// same offset put into the unpacked weights instead (16-bit activations).
-template <class Fmt, class Act, bool kSignedWeights, bool kHasMin, int kOffset, int kIntOffset = 0>
+// Q4_0 / Q5_0's offset (x = d * (q + offset)) is an f32 term against 8-bit
+// activations (kOffset) and in the unpacked weights against 16-bit ones
+// (kIntOffset), which makes those weights signed, as Q8_0's bytes are.
+template <class Fmt, class Act>
 void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
               const std::uint8_t* x, std::size_t m, float* y, std::size_t ldy, std::size_t nr,
               std::uint8_t* scratch) {
+  constexpr bool kTwo = TileAct<Act>::kTwoHalves;
+  constexpr int kIntOffset = kTwo ? Fmt::kIntOffset : 0;
+  constexpr int kOffset = kTwo ? 0 : Fmt::kIntOffset;
+  constexpr bool kHasMin = Fmt::kScales == 2;
+  constexpr bool kSignedWeights = Fmt::kQuantBytes == 32 || kIntOffset != 0;  // Q8_0
   static const TileConfig config = make_config();
   _tile_loadconfig(&config);
   const std::size_t nb = cols / 32;
@@ -446,19 +452,17 @@ void run_pair(const std::uint8_t* p0, const std::uint8_t* p1, std::size_t cols,
 
 }  // namespace
 
-// <layout, activations, signed weights, min term, f32 offset (x = d * (q + offset)),
-//  offset in the weights>
-constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block, true, false, 0, FmtQ4_0::kIntOffset>;
-constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block, false, true, 0>;
-constexpr AmxPairFn kQ4_KI16 = run_pair<FmtQ4_K, ActQ16Block, false, true, 0>;
-constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block, true, false, 0, FmtQ5_0::kIntOffset>;
-constexpr AmxPairFn kQ5_1I16 = run_pair<FmtQ5_1, ActQ16Block, false, true, 0>;
-constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block, true, false, 0>;
-constexpr AmxPairFn kQ4_0Q8 = run_pair<FmtQ4_0, ActQ8Block, false, false, -8>;
-constexpr AmxPairFn kQ4_1Q8 = run_pair<FmtQ4_1, ActQ8Block, false, true, 0>;
-constexpr AmxPairFn kQ5_0Q8 = run_pair<FmtQ5_0, ActQ8Block, false, false, -16>;
-constexpr AmxPairFn kQ5_1Q8 = run_pair<FmtQ5_1, ActQ8Block, false, true, 0>;
-constexpr AmxPairFn kQ8_0Q8 = run_pair<FmtQ8_0, ActQ8Block, true, false, 0>;
+constexpr AmxPairFn kQ4_0I16 = run_pair<FmtQ4_0, ActQ16Block>;
+constexpr AmxPairFn kQ4_1I16 = run_pair<FmtQ4_1, ActQ16Block>;
+constexpr AmxPairFn kQ4_KI16 = run_pair<FmtQ4_K, ActQ16Block>;
+constexpr AmxPairFn kQ5_0I16 = run_pair<FmtQ5_0, ActQ16Block>;
+constexpr AmxPairFn kQ5_1I16 = run_pair<FmtQ5_1, ActQ16Block>;
+constexpr AmxPairFn kQ8_0I16 = run_pair<FmtQ8_0, ActQ16Block>;
+constexpr AmxPairFn kQ4_0Q8 = run_pair<FmtQ4_0, ActQ8Block>;
+constexpr AmxPairFn kQ4_1Q8 = run_pair<FmtQ4_1, ActQ8Block>;
+constexpr AmxPairFn kQ5_0Q8 = run_pair<FmtQ5_0, ActQ8Block>;
+constexpr AmxPairFn kQ5_1Q8 = run_pair<FmtQ5_1, ActQ8Block>;
+constexpr AmxPairFn kQ8_0Q8 = run_pair<FmtQ8_0, ActQ8Block>;
 
 }  // namespace folio::kernels::cpu::amx
 FOLIO_AMX_END

@@ -239,18 +239,17 @@ struct Tile {
 template <class Act>
 inline constexpr int kHalves = std::is_same_v<Act, ActQ16Block> ? 2 : 1;
 
-// isum += offset * sum(x_q) for each activation row (Q4_0 / Q5_0 against 16-bit
-// activations, with the weights unpacked unsigned): exact in int32
-// (gemm_kernel.h, offset_sum).
-template <int kOffset, int NC, class Act>
-inline void add_offset_sums(const Act* const* xb, std::size_t i, __m256i* isum) {
-  for (int c = 0; c < NC; ++c)
-    isum[c] = _mm256_add_epi32(isum[c], _mm256_set1_epi32(offset_sum<kOffset>(xb[c][i])));
-}
-// The same term as the start of a block's sum (in place of zero).
+// offset * sum(x_q) of one activation block, the offset term of Q4_0 / Q5_0
+// against 16-bit activations with the weights unpacked unsigned, exact in
+// int32 (gemm_kernel.h, offset_sum): the start of a block's sum in place of
+// zero, or (add_offset_sums) added to each activation row's finished sum.
 template <int kOffset, class Act>
 inline __m256i offset_start(const Act& xb) {
   return _mm256_set1_epi32(offset_sum<kOffset>(xb));
+}
+template <int kOffset, int NC, class Act>
+inline void add_offset_sums(const Act* const* xb, std::size_t i, __m256i* isum) {
+  for (int c = 0; c < NC; ++c) isum[c] = _mm256_add_epi32(isum[c], offset_start<kOffset>(xb[c][i]));
 }
 
 template <int kHalf>
@@ -357,7 +356,7 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   constexpr bool kHasMin = Fmt::kScales == 2, kFive = Fmt::kHbits != 0;
   constexpr int kOffset = Fmt::kIntOffset;  // Q4_0 / Q5_0: x = d * (q + offset)
   // 16-bit activations: the offset joins the integer sums (offset * sum(x_q)), exactly.
-  constexpr bool kIntOffset = kOffset != 0 && kHalves<Act> == 2;
+  constexpr bool kOffsetInSums = kOffset != 0 && kHalves<Act> == 2;
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
@@ -367,12 +366,12 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
     __m256i i32[NC];
     q4_half<Act, 0, NC, kFive>(q, hbits, tile.xb, i, i32);
     if constexpr (kHalves<Act> == 2) q4_half<Act, 1, NC, kFive>(q, hbits, tile.xb, i, i32);
-    if constexpr (kIntOffset) add_offset_sums<kOffset, NC>(tile.xb, i, i32);
+    if constexpr (kOffsetInSums) add_offset_sums<kOffset, NC>(tile.xb, i, i32);
     const __m256 d = load_d<Fmt>(g);
     tile.add_block(i, d, i32);
     if constexpr (kHasMin) {
       tile.add_min(i, load_m<Fmt>(g));
-    } else if constexpr (kOffset != 0 && !kIntOffset) {
+    } else if constexpr (kOffset != 0 && !kOffsetInSums) {
       tile.add_min(i, _mm256_mul_ps(d, _mm256_set1_ps(static_cast<float>(kOffset))));
     }
   }

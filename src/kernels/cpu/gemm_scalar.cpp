@@ -102,17 +102,17 @@ inline constexpr int kIntOffsetOf = std::is_same_v<Block, quant::BlockQ4_0>   ? 
 
 template <class Block, class Act>
 float row_dot_32(const std::uint8_t* w, const Act* x, std::size_t nb) {
-  constexpr bool kIntOffset = std::is_same_v<Act, ActQ16Block> && kIntOffsetOf<Block> != 0;
+  constexpr bool kOffsetInSums = std::is_same_v<Act, ActQ16Block> && kIntOffsetOf<Block> != 0;
   float acc = 0.0f, acc_m = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
     const Unpacked32 u = unpack(load<Block>(w + i * sizeof(Block)));
     int s = 0;
     for (int j = 0; j < 32; ++j) s += u.q[j] * act_q(x[i], j);
-    if constexpr (kIntOffset) {
+    if constexpr (kOffsetInSums) {
       s += offset_sum<kIntOffsetOf<Block>>(x[i]);
     }
     acc += u.d * x[i].d * static_cast<float>(s);
-    if constexpr (!kIntOffset) acc_m += u.m * x[i].s;
+    if constexpr (!kOffsetInSums) acc_m += u.m * x[i].s;
   }
   return acc + acc_m;
 }
