@@ -11,11 +11,14 @@
 // changes what is measured). Each measurement runs once as warm-up, then N times; we print the
 // median (robust to the other tenants of a shared machine) and the min..max spread.
 //
-// Build: bench/build_probes.sh. Run: membw [--runs N] [--size-mib M] [--threads 1,2] [--json F]
+// Build: bench/build_probes.sh. Run: membw [--runs N] [--size-mib M] [--threads 1,2] [--huge]
+// [--json F]. --huge backs the buffers with 2 MiB transparent huge pages (madvise), as folio's
+// repacked weights are (src/base/huge_page_arena.h); without it they are 4 KiB pages.
 // Needs AVX2 + FMA (x86-64-v3); the build uses -march=native.
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,6 +44,7 @@ struct Options {
   std::size_t size_mib = 512;  // per buffer; far above L3 (32 MiB on this EPYC)
   std::vector<int> threads = {1, 2};
   bool sweep = true;  // read bandwidth vs working-set size (cache levels)
+  bool huge = false;  // buffers in 2 MiB transparent huge pages
   std::string json_path;
 };
 
@@ -58,10 +62,16 @@ Stats summarize(std::vector<double> v) {
   return s;
 }
 
-// 64-byte aligned buffer, zero-filled on allocation so pages are touched before timing.
+// Aligned buffer (64 bytes, or 2 MiB and advised for transparent huge pages), filled on
+// allocation so pages are touched before timing.
 struct AlignedBuffer {
-  explicit AlignedBuffer(std::size_t bytes) : size(bytes) {
-    data = static_cast<std::uint8_t*>(std::aligned_alloc(64, bytes));
+  AlignedBuffer(std::size_t bytes, bool huge) : size(bytes) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t align = huge ? kHuge : 64;
+    const std::size_t alloc = (bytes + align - 1) / align * align;
+    data = static_cast<std::uint8_t*>(std::aligned_alloc(align, alloc));
+    if (data && huge && ::madvise(data, alloc, MADV_HUGEPAGE) != 0)
+      std::fprintf(stderr, "membw: madvise(MADV_HUGEPAGE) refused: %s\n", std::strerror(errno));
     if (!data) {
       std::fprintf(stderr, "membw: cannot allocate %zu MiB\n", bytes >> 20);
       std::exit(1);
@@ -371,6 +381,8 @@ Options parse(int argc, char** argv) {
       o.size_mib = std::max<std::size_t>(64, std::strtoull(next().c_str(), nullptr, 10));
     else if (a == "--no-sweep")
       o.sweep = false;
+    else if (a == "--huge")
+      o.huge = true;
     else if (a == "--json")
       o.json_path = next();
     else if (a == "--threads") {
@@ -381,7 +393,7 @@ Options parse(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: membw [--runs N] [--size-mib M] [--threads 1,2] [--no-sweep] "
-                   "[--json FILE]\n");
+                   "[--huge] [--json FILE]\n");
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -400,8 +412,10 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
     std::fprintf(stderr, "membw: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
     std::exit(1);
   }
-  std::fprintf(f, "{\n  \"runs\": %d,\n  \"buffer_mib\": %zu,\n  \"results\": [\n", o.runs,
-               o.size_mib);
+  std::fprintf(f,
+               "{\n  \"runs\": %d,\n  \"buffer_mib\": %zu,\n  \"huge_pages\": %s,\n"
+               "  \"results\": [\n",
+               o.runs, o.size_mib, o.huge ? "true" : "false");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     std::fprintf(f,
@@ -419,9 +433,12 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const std::size_t bytes = o.size_mib << 20;
-  std::printf("membw: buffers %zu MiB, median of %d runs (after 1 warm-up), hw threads %u\n",
-              o.size_mib, o.runs, std::thread::hardware_concurrency());
-  AlignedBuffer a(bytes), b(bytes);
+  std::printf(
+      "membw: buffers %zu MiB in %s pages, median of %d runs (after 1 warm-up), hw "
+      "threads %u\n",
+      o.size_mib, o.huge ? "2 MiB (transparent huge)" : "4 KiB", o.runs,
+      std::thread::hardware_concurrency());
+  AlignedBuffer a(bytes, o.huge), b(bytes, o.huge);
   std::vector<Result> results;
   auto add = [&](Result r) {
     print(r);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/huge_page_arena.h"
 #include "kernels/cpu/dispatch.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu_features.h"
@@ -96,7 +97,8 @@ WeightMatrix WeightMatrix::prepare(gguf::TensorType type, std::span<const std::u
   // The panel layout is the same for both activation widths.
   if (const cpu::PanelKernel* pk = active_panel_kernel(type, ActivationBits::k16)) {
     const std::size_t size = cpu::panel_matrix_bytes(*pk, rows, cols);
-    std::shared_ptr<std::uint8_t[]> buf(new std::uint8_t[size]);
+    // Huge pages: decode streams these every token (base/huge_page_arena.h).
+    std::shared_ptr<std::uint8_t[]> buf = alloc_huge_paged(size);
     pk->repack(bytes.data(), rows, cols, buf.get());
     w.bytes_ = {buf.get(), size};
     w.owned_ = std::move(buf);
