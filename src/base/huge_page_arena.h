@@ -4,8 +4,9 @@
 //
 // Decode streams every weight once per token, ~100 MB on the default model:
 // in 4 KiB pages that is a page walk every 4 KiB, and the stream's misses
-// wait on them. Measured on the Zen 4 (bench/membw --huge): two threads read
-// 29.5 GB/s from 4 KiB pages, 35-37 GB/s from 2 MiB ones. Small matrices
+// wait on them. Measured on the Zen 4 (bench/membw with and without --huge):
+// two threads read 29-33 GB/s from 4 KiB pages, mostly 35-40 GB/s from 2 MiB
+// ones; decode ran 6-9 % faster (docs/PERFORMANCE.md). Small matrices
 // (most of a 135M model's are under 0.5 MB) share chunks, so each still
 // lies in huge pages and no matrix rounds up to a whole one.
 //
