@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <new>
 
@@ -60,6 +61,15 @@ bool huge_paged_chunks() {
 #else
   return true;
 #endif
+}
+
+std::string transparent_huge_pages() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(f, line)) return "unavailable";
+  const std::size_t open = line.find('['), close = line.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return "unavailable";
+  return line.substr(open + 1, close - open - 1);
 }
 
 std::shared_ptr<std::uint8_t[]> alloc_huge_paged(std::size_t bytes) {

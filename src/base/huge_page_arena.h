@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace folio {
 
@@ -32,5 +33,10 @@ std::shared_ptr<std::uint8_t[]> alloc_huge_paged(std::size_t bytes);
 
 // Whether buffers come from the chunks (false under AddressSanitizer).
 bool huge_paged_chunks();
+
+// The system's transparent huge page mode, the selected word of
+// /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise": the
+// chunks get 2 MiB pages; "never": 4 KiB ones), or "unavailable".
+std::string transparent_huge_pages();
 
 }  // namespace folio

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/huge_page_arena.h"
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
@@ -295,6 +296,8 @@ Json load_json(const gguf::GgufFile& f) {
             {"kernels", std::string(kernels::matmul_kernels(isa))},
             {"repacked_matrices", m.repacked()},
             {"repacked_bytes", m.repacked_bytes()},
+            // The mode the panels' huge-page advice meets ("unused": an ASan build's heap).
+            {"huge_pages", huge_paged_chunks() ? transparent_huge_pages() : "unused"},
             {"layout",
              m.repacked() > 0 ? "8-row panels (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q6_K)" : "none"}};
   } catch (const Error& e) {
@@ -547,11 +550,18 @@ void print_text(const Json& r) {
       std::printf("load:       %.2f s (%s kernels); weights used in place (no matrix repacked)\n",
                   l["seconds"].get<double>(), l["isa"].get<std::string>().c_str());
     } else {
-      std::printf("load:       %.2f s (%s kernels); %llu matrices repacked into %s, %s\n",
-                  l["seconds"].get<double>(), l["isa"].get<std::string>().c_str(),
-                  l["repacked_matrices"].get<unsigned long long>(),
-                  l["layout"].get<std::string>().c_str(),
-                  human(static_cast<double>(l["repacked_bytes"].get<std::uint64_t>())).c_str());
+      // The panels are advised for 2 MiB pages (base/huge_page_arena.h); the mode decides.
+      const std::string thp = l["huge_pages"].get<std::string>();
+      const char* pages = thp == "always" || thp == "madvise" ? " in 2 MiB pages"
+                          : thp == "never"                    ? " in 4 KiB pages"
+                                                              : "";
+      std::printf(
+          "load:       %.2f s (%s kernels); %llu matrices repacked into %s, %s%s (transparent huge "
+          "pages: %s)\n",
+          l["seconds"].get<double>(), l["isa"].get<std::string>().c_str(),
+          l["repacked_matrices"].get<unsigned long long>(), l["layout"].get<std::string>().c_str(),
+          human(static_cast<double>(l["repacked_bytes"].get<std::uint64_t>())).c_str(), pages,
+          thp.c_str());
     }
   }
 

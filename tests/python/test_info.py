@@ -161,6 +161,14 @@ def test_load_reports_the_repacked_matrices():
         assert load["repacked_matrices"] == len(expected) == 211
         assert load["repacked_bytes"] == sum(int(t.n_bytes) for t in expected)
         assert "matrices repacked into 8-row panels" in folio_info(path)
+        # The panels are advised for 2 MiB pages; the system's THP mode decides.
+        enabled = pathlib.Path("/sys/kernel/mm/transparent_hugepage/enabled")
+        mode = (enabled.read_text().split("[")[1].split("]")[0] if enabled.exists()
+                else "unavailable")
+        assert load["huge_pages"] == mode
+        pages = {"always": " in 2 MiB pages", "madvise": " in 2 MiB pages",
+                 "never": " in 4 KiB pages"}.get(mode, "")
+        assert f"MiB{pages} (transparent huge pages: {mode})" in folio_info(path)
     else:
         assert load["repacked_matrices"] == 0
 
