@@ -81,6 +81,10 @@ std::shared_ptr<std::uint8_t[]> alloc_huge_paged(std::size_t bytes) {
   }
   Arena& a = arena();
   const std::lock_guard<std::mutex> lock(a.mu);
+  // No buffer left in the current chunk (its models were freed): start it
+  // over. Only this function makes new owners, under the lock, so a count of
+  // one cannot grow behind our back.
+  if (a.current != nullptr && a.current.use_count() == 1) a.used = 0;
   if (a.current == nullptr || a.current->size - a.used < bytes) {
     a.current = std::make_shared<Chunk>(kChunkBytes);
     a.used = 0;

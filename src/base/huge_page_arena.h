@@ -27,8 +27,10 @@ namespace folio {
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 
 // `bytes` bytes (at least 1), 64-byte aligned, uninitialized, from a shared
-// chunk (buffers over half a chunk get their own). The chunk is freed when
-// the last buffer carved from it is. Thread-safe; throws std::bad_alloc.
+// chunk (buffers over half a chunk get their own). A chunk is freed when the
+// last buffer carved from it is, except the one being carved from, which is
+// reused from its start once it holds no buffer (so loading and freeing
+// models in turn retains at most that one). Thread-safe; throws std::bad_alloc.
 std::shared_ptr<std::uint8_t[]> alloc_huge_paged(std::size_t bytes);
 
 // Whether buffers come from the chunks (false under AddressSanitizer).

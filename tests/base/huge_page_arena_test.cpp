@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -67,6 +66,20 @@ TEST(HugePageArena, ABufferOutlivesTheOthersFromItsChunk) {
   big.get()[kBig - 1] = 9;
   EXPECT_EQ(a[999], 7);
   EXPECT_EQ(big.get()[kBig - 1], 9);
+}
+
+TEST(HugePageArena, TheCurrentChunkIsReusedOnceItHoldsNoBuffer) {
+  if (!huge_paged_chunks()) GTEST_SKIP() << "AddressSanitizer build: plain heap buffers";
+  auto a = alloc_huge_paged(1000);
+  const std::uint8_t* first = a.get();
+  auto b = alloc_huge_paged(1000);
+  EXPECT_NE(b.get(), first);
+  a.reset();
+  b.reset();  // the chunk now holds nothing: the next buffer starts it over
+  auto c = alloc_huge_paged(1000);
+  EXPECT_EQ(c.get(), first);
+  auto d = alloc_huge_paged(1000);  // while c lives, d follows it
+  EXPECT_EQ(d.get(), first + 1024);
 }
 
 TEST(HugePageArena, ChunksAreAdvisedForHugePages) {
