@@ -74,7 +74,11 @@ std::string transparent_huge_pages() {
 
 std::shared_ptr<std::uint8_t[]> alloc_huge_paged(std::size_t bytes) {
   bytes = round_up(bytes == 0 ? 1 : bytes, kAlign);
-  if (!huge_paged_chunks()) return std::shared_ptr<std::uint8_t[]>(new std::uint8_t[bytes]);
+  if (!huge_paged_chunks()) {  // its own heap block (bytes is a multiple of kAlign)
+    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kAlign, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    return {p, [](std::uint8_t* q) { std::free(q); }};
+  }
   if (bytes > kChunkBytes / 2) {  // its own chunk; the shared one stays current
     auto own = std::make_shared<Chunk>(bytes);
     return {own, own->base};  // aliasing: the buffer keeps its chunk alive
