@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -263,6 +264,54 @@ TEST(Matmul, AvxAndScalarSixteenBitQuantizersAgree) {
     ASSERT_EQ(wide[i].neg8_qsum, -8 * sum) << "block " << i;
     ASSERT_EQ(blocks[i].neg8_qsum, -8 * sum) << "block " << i;
   }
+}
+
+// Every level's activation quantizers write the scalar ones' bytes (8-bit,
+// 16-bit halves and int16 forms), zero blocks, ties, huge and tiny values
+// included; levels the CPU lacks are named and skipped.
+TEST(Matmul, EveryLevelsQuantizersWriteTheScalarBytes) {
+  using cpu::QuantizeRowFn;
+  struct Level {
+    Isa isa;
+    const char* name;
+    QuantizeRowFn q8, q16, i16;
+  };
+  const Level levels[] = {{Isa::kAvx2, "avx2", cpu::avx2::quantize_row_q8_32,
+                           cpu::avx2::quantize_row_q16_32, cpu::avx2::quantize_row_i16_32},
+                          {Isa::kAvx512, "avx512", cpu::avx512::quantize_row_q8_32,
+                           cpu::avx512::quantize_row_q16_32, cpu::avx512::quantize_row_i16_32}};
+  std::mt19937 rng(13);
+  std::vector<float> x = testing::random_activations(32 * 64, rng);
+  std::fill(x.begin(), x.begin() + 32, 0.0f);
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j - 16) + 0.5f;  // ties
+  for (int j = 0; j < 32; ++j) x[64 + j] = static_cast<float>(j) * 0.25f - 4.0f;
+  x[96] = 1e30f;
+  x[128 + 17] = -3e-38f;
+  x[160 + 31] = -5.0f;  // the block's maximum in its last lane, negative
+  const struct {
+    const char* name;
+    std::size_t block_bytes;
+    QuantizeRowFn scalar;
+    QuantizeRowFn Level::*of;
+  } forms[] = {{"q8_32", sizeof(cpu::ActQ8Block), cpu::quantize_row_q8_32, &Level::q8},
+               {"q16_32", sizeof(cpu::ActQ16Block), cpu::quantize_row_q16_32, &Level::q16},
+               {"i16_32", sizeof(cpu::ActI16Block), cpu::quantize_row_i16_32, &Level::i16}};
+  int covered = 0;
+  for (const Level& level : levels) {
+    if (detected_isa() < level.isa) {
+      std::printf("[ skipped  ] %s quantizers: this CPU lacks %s\n", level.name, level.name);
+      continue;
+    }
+    ++covered;
+    for (const auto& form : forms) {
+      std::vector<std::uint8_t> want(x.size() / 32 * form.block_bytes, 0xAB), got(want.size(), 0);
+      form.scalar(x.data(), x.size(), want.data());
+      (level.*form.of)(x.data(), x.size(), got.data());
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size()))
+          << level.name << " " << form.name;
+    }
+  }
+  if (covered == 0) GTEST_SKIP() << "no AVX2 on this CPU";
 }
 
 // The AMX path's fused quantizer writes the bytes that quantizing rows and

@@ -418,10 +418,25 @@ namespace folio::kernels::cpu {
 
 namespace {
 
+// The AVX-512 quantizer of `act` (same bytes as the AVX2 one it replaces).
+QuantizeRowFn quantizer(ActFormat act, QuantizeRowFn avx2) {
+  switch (act) {
+    case ActFormat::kQ8_32:
+      return avx512::quantize_row_q8_32;
+    case ActFormat::kQ16_32:
+      return avx512::quantize_row_q16_32;
+    case ActFormat::kI16_32:
+      return avx512::quantize_row_i16_32;
+    default:
+      return avx2;
+  }
+}
+
 // 16-bit Q4/Q5 types: the int8-halves form of the activations (ActQ16Block),
 // with the AVX2 halves kernel for one-panel calls.
 PanelKernel with_halves_pair(gguf::TensorType type, PanelPairFn pair) {
   PanelKernel k = *avx2_panel_kernel_halves(type);
+  k.quantize = quantizer(k.act, k.quantize);
   k.pair = pair;
   k.pair_cols = kMaxPairCols;
   return k;
@@ -429,6 +444,7 @@ PanelKernel with_halves_pair(gguf::TensorType type, PanelPairFn pair) {
 
 PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pair) {
   PanelKernel k = *avx2_panel_kernel(type, bits);
+  k.quantize = quantizer(k.act, k.quantize);
   k.pair = pair;
   k.pair_cols = kMaxPairCols;
   return k;
