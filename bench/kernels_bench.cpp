@@ -90,13 +90,12 @@ void register_quantizers() {
     std::size_t block_bytes;
     cpu::QuantizeRowFn scalar, avx2, avx512;
   };
-  const Form forms[] = {
-      {"q8_32", sizeof(cpu::ActQ8Block), cpu::quantize_row_q8_32, cpu::avx2::quantize_row_q8_32,
-       cpu::avx512::quantize_row_q8_32},
-      {"q16_32", sizeof(cpu::ActQ16Block), cpu::quantize_row_q16_32,
-       cpu::avx2::quantize_row_q16_32, cpu::avx512::quantize_row_q16_32},
-      {"i16_32", sizeof(cpu::ActI16Block), cpu::quantize_row_i16_32,
-       cpu::avx2::quantize_row_i16_32, cpu::avx512::quantize_row_i16_32}};
+  const Form forms[] = {{"q8_32", sizeof(cpu::ActQ8Block), cpu::quantize_row_q8_32,
+                         cpu::avx2::quantize_row_q8_32, cpu::avx512::quantize_row_q8_32},
+                        {"q16_32", sizeof(cpu::ActQ16Block), cpu::quantize_row_q16_32,
+                         cpu::avx2::quantize_row_q16_32, cpu::avx512::quantize_row_q16_32},
+                        {"i16_32", sizeof(cpu::ActI16Block), cpu::quantize_row_i16_32,
+                         cpu::avx2::quantize_row_i16_32, cpu::avx512::quantize_row_i16_32}};
   for (const Form& f : forms) {
     const std::pair<const char*, cpu::QuantizeRowFn> levels[] = {
         {"scalar", f.scalar},
