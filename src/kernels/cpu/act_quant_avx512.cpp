@@ -7,9 +7,7 @@
 // rounded; lo = q - 254 hi), and a block's maximum and integer sum do not
 // depend on the order they are taken in, so the three write identical bytes
 // for finite inputs (tested).
-// GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
-// (they start from _mm512_undefined_*; GCC bug 105593, fixed in GCC 13): not
-// about our code.
+// See gemm_avx512_panel.cpp (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
