@@ -220,12 +220,12 @@ struct AmxKernel {
 // panel) unpacked into an AMX B tile of 512 bytes (gemm_avx512_panel.cpp;
 // AVX-512 code, call only at the avx512 level or above).
 namespace avx512 {
-// Activation quantizers (act_quant_avx512.cpp): the scalar ones' bytes.
+void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t scale_bytes,
+                    std::uint8_t* out);
+// Activation quantizers (act_quant_avx512.cpp; AVX-512 code): the scalar ones' bytes.
 void quantize_row_q8_32(const float* x, std::size_t cols, void* out);
 void quantize_row_q16_32(const float* x, std::size_t cols, void* out);
 void quantize_row_i16_32(const float* x, std::size_t cols, void* out);
-void unpack_q5_tile(const std::uint8_t* g0, const std::uint8_t* g1, std::size_t scale_bytes,
-                    std::uint8_t* out);
 }  // namespace avx512
 
 // The AMX kernel of `type`, or nullptr (call only when the CPU has AMX).
