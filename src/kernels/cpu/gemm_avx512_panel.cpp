@@ -432,22 +432,23 @@ QuantizeRowFn quantizer(ActFormat act, QuantizeRowFn avx2) {
   }
 }
 
-// 16-bit Q4/Q5 types: the int8-halves form of the activations (ActQ16Block),
-// with the AVX2 halves kernel for one-panel calls.
-PanelKernel with_halves_pair(gguf::TensorType type, PanelPairFn pair) {
-  PanelKernel k = *avx2_panel_kernel_halves(type);
+// The AVX2 kernel `k` (its layout and one-panel calls) with this level's
+// quantizer and two-panel kernel `pair`.
+PanelKernel at_this_level(PanelKernel k, PanelPairFn pair) {
   k.quantize = quantizer(k.act, k.quantize);
   k.pair = pair;
   k.pair_cols = kMaxPairCols;
   return k;
 }
 
+// 16-bit Q4/Q5 types: the int8-halves form of the activations (ActQ16Block),
+// with the AVX2 halves kernel for one-panel calls.
+PanelKernel with_halves_pair(gguf::TensorType type, PanelPairFn pair) {
+  return at_this_level(*avx2_panel_kernel_halves(type), pair);
+}
+
 PanelKernel with_pair(gguf::TensorType type, ActivationBits bits, PanelPairFn pair) {
-  PanelKernel k = *avx2_panel_kernel(type, bits);
-  k.quantize = quantizer(k.act, k.quantize);
-  k.pair = pair;
-  k.pair_cols = kMaxPairCols;
-  return k;
+  return at_this_level(*avx2_panel_kernel(type, bits), pair);
 }
 
 }  // namespace
