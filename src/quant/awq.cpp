@@ -30,19 +30,25 @@ double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::s
     for (std::size_t k = 0; k < n; ++k) jobs.push_back({&l, k * l.rows / n});
   }
   std::vector<double> per_job(jobs.size(), 0.0);  // summed in job order: thread-count free
+  constexpr std::size_t kRowBlock = 8;            // rows per read of H (see output_errors)
   parallel_rows(jobs.size(), threads, [&](std::size_t k0, std::size_t k1) {
     std::vector<float> scaled(cols), q(cols);
-    std::vector<double> e(cols), y;
+    std::vector<double> E(kRowBlock * cols), y;
     std::vector<std::uint8_t> bytes;
-    for (std::size_t k = k0; k < k1; ++k) {
-      const AwqLinear& l = *jobs[k].l;
-      const float* w = &l.w[jobs[k].row * cols];
-      for (std::size_t j = 0; j < cols; ++j) scaled[j] = w[j] * s[j];
-      bytes.resize(quantized_bytes(l.type, cols));
-      quantize_row(l.type, scaled, {}, bytes);
-      dequantize_row(l.type, bytes, q);
-      for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(w[j]) - q[j] / s[j];
-      per_job[k] = output_error(e, H, y);
+    for (std::size_t kb = k0; kb < k1; kb += kRowBlock) {
+      const std::size_t m = std::min(kRowBlock, k1 - kb);
+      for (std::size_t b = 0; b < m; ++b) {
+        const AwqLinear& l = *jobs[kb + b].l;
+        const float* w = &l.w[jobs[kb + b].row * cols];
+        for (std::size_t j = 0; j < cols; ++j) scaled[j] = w[j] * s[j];
+        bytes.resize(quantized_bytes(l.type, cols));
+        quantize_row(l.type, scaled, {}, bytes);
+        dequantize_row(l.type, bytes, q);
+        for (std::size_t j = 0; j < cols; ++j) {
+          E[b * cols + j] = static_cast<double>(w[j]) - q[j] / s[j];
+        }
+      }
+      output_errors(std::span(E).first(m * cols), m, H, std::span(per_job).subspan(kb, m), y);
     }
   });
   double total = 0.0;

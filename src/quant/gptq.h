@@ -50,9 +50,16 @@ struct GptqResult {
 GptqResult gptq_quantize(gguf::TensorType type, std::span<const float> W, std::size_t rows,
                          std::size_t cols, std::span<const double> H, const GptqOptions& options);
 
-// e^T H e for one row's weight error e (n = e.size(), H n x n): a linear's
-// output error on inputs with second moment H. `y` is scratch.
+// e^T H e for one row's weight error e (n = e.size(), H n x n and
+// symmetric): a linear's output error on inputs with second moment H. `y` is scratch.
 double output_error(std::span<const double> e, std::span<const double> H, std::vector<double>& y);
+
+// The same for k rows at once: E holds e_0..e_{k-1} (k x n, row-major) and
+// out[r] = e_r^T H e_r, each equal to output_error's value for that row. H is
+// read once for all k rows (one row at a time, an H past L2 made this
+// memory-bound). `y` is scratch.
+void output_errors(std::span<const double> E, std::size_t k, std::span<const double> H,
+                   std::span<double> out, std::vector<double>& y);
 
 // The reconstruction error of `bytes` (type, rows x cols) against W under H.
 double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t> bytes,

@@ -2,13 +2,16 @@
 // back and rewritten leave a block unchanged and decode as the dequantizer
 // does; on correlated inputs GPTQ's ||WX - QX||^2 is well below
 // round-to-nearest's (with and without act-order), its reported error is the
-// error of the bytes it returns, dead columns and thread counts are handled.
+// error of the bytes it returns, dead columns and thread counts (which change
+// how rows are grouped into blocks) are handled; output_errors over several
+// rows equals e^T H e summed directly.
 #include "quant/gptq.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "base/error.h"
@@ -107,6 +110,25 @@ TEST(Gptq, BeatsRoundToNearestOnCorrelatedInputs) {
       const double check = reconstruction_error(t, r.bytes, W, rows, cols, H);
       EXPECT_NEAR(check, r.error, 1e-9 * (1 + check)) << gguf::tensor_type_name(t);
     }
+  }
+}
+
+TEST(Gptq, OutputErrorsMatchTheDirectSum) {
+  const std::size_t n = 96, k = 5;
+  const auto H = correlated_hessian(n, 31);
+  const auto ef = gaussian(k * n, 32, 0.01f);
+  std::vector<double> E(ef.begin(), ef.end());
+  for (std::size_t c = 0; c < n; c += 7) E[2 * n + c] = 0.0;  // skipped zeros
+  std::vector<double> out(k), y;
+  output_errors(E, k, H, out, y);
+  for (std::size_t r = 0; r < k; ++r) {
+    double direct = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) direct += E[r * n + i] * H[i * n + j] * E[r * n + j];
+    }
+    EXPECT_NEAR(out[r], direct, 1e-12 * std::abs(direct)) << r;
+    EXPECT_GT(out[r], 0.0);
+    EXPECT_EQ(out[r], output_error(std::span(E).subspan(r * n, n), H, y)) << r;  // same value alone
   }
 }
 
