@@ -125,14 +125,19 @@ AwqClipResult awq_clip(std::span<float> w, std::size_t rows, std::size_t cols,
     std::vector<float> cand(kBlock), q(kBlock);
     std::vector<std::uint8_t> bytes(quantized_bytes(type, kBlock));
     std::array<double, kBlock> e{};
-    const auto block_error = [&](std::size_t b) {
-      double sum = 0.0;
-      for (std::size_t i = 0; i < kBlock; ++i) {
-        const double* h = &H[(b * kBlock + i) * cols + b * kBlock];
-        double hi = 0.0;
-        for (std::size_t j = 0; j < kBlock; ++j) hi += h[j] * e[j];
-        sum += e[i] * hi;
+    std::array<double, kBlock> he{};
+    const auto block_error = [&](std::size_t b) {  // e^T H_bb e
+      // he = H_bb e as axpys over H's rows (which vectorize); H is symmetric,
+      // so each he_i sums H_ij e_j in j order, the same value as a dot with
+      // row i.
+      he.fill(0.0);
+      for (std::size_t j = 0; j < kBlock; ++j) {
+        const double* h = &H[(b * kBlock + j) * cols + b * kBlock];
+        const double ej = e[j];
+        for (std::size_t i = 0; i < kBlock; ++i) he[i] += h[i] * ej;
       }
+      double sum = 0.0;
+      for (std::size_t i = 0; i < kBlock; ++i) sum += e[i] * he[i];
       return sum;
     };
     for (std::size_t r = r0; r < r1; ++r) {
