@@ -19,6 +19,10 @@
 #
 # All podman state (storage, run root, temp) lives under .cache/container/, not in the
 # machine's /var/lib/containers. FOLIO_DEBIAN_MIRROR picks debootstrap's mirror.
+#
+# --build-only: steps 1 and the build stage of 2 (the compile), nothing else. scripts/test
+# runs that at nice 19 beside pytest, then this script whole, which finds the build stage in
+# its layer cache.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -35,6 +39,12 @@ say() { printf '[container %dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "
 took() { say "  done in $((SECONDS - step_start)) s"; step_start=$SECONDS; }
 fail() { say "FAIL: $*"; exit 1; }
 [[ -f models/$model ]] || fail "models/$model missing: run scripts/setup"
+build_only=0
+case ${1:-} in
+  --build-only) build_only=1 ;;
+  "") ;;
+  *) fail "unknown argument $1 (usage: deploy/container/test.sh [--build-only])" ;;
+esac
 
 # Storage driver: overlay where the kernel mounts it (fast: layers are not copied), else vfs.
 # Each driver has its own storage root; podman refuses to mix them in one.
@@ -94,6 +104,10 @@ build() {  # TAG [podman build arguments]: progress lines are the steps and ever
 say "podman build --isolation chroot --target build -t localhost/folio-build (log: .cache/container/build.log)"
 build localhost/folio-build:latest --target build
 took
+if ((build_only)); then
+  say "the build stage is built and cached (--build-only)"
+  exit 0
+fi
 say "podman build --isolation chroot -f deploy/Dockerfile -t $image"
 build "$image"
 took
