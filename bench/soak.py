@@ -68,9 +68,10 @@ Pass criteria (PASS/FAIL with their numbers; exit 1 on any FAIL):
      happened to be in when the window began: 40 % in one CI run of a server that held its
      throughput over 8 minutes). A shortfall counts only beyond the noise, 2 standard errors
      of the difference: each window's count n has sd sqrt(n), and the machine's speed drifts
-     under the server (MACHINE_SD: 15 % for windows up to 40 s, averaging down beyond). So a
-     2-minute run (windows of ~50 requests) fails below ~half the first window's rate (a stall,
-     or work done for nobody), and an hour's 10-minute windows below ~83 %. Also printed:
+     under the server (MACHINE_SD: 20 % for windows up to 40 s, averaging down beyond). So a
+     2-minute run (windows of ~50 requests) fails only below ~40 % of the first window's rate
+     (a stall, or work done for nobody; a server at half speed needs a longer run), and an
+     hour's 10-minute windows below ~80 %. Also printed:
      requests per server CPU second and the rest of the machine's load, to tell contention
      from slowdown.
 """
@@ -104,10 +105,12 @@ OK_CATEGORIES = ("completed", "error_4xx", "disconnect_random", "abort_midstream
                  "disconnect_at_window", "disconnect_at_stop", "garbage_4xx", "garbage_closed")
 # The machine's speed drifts under the server: on a shared 2-vCPU cloud machine (AMD EPYC Zen
 # 3), back-to-back 5-second `folio bench` pp512 runs swung 405-605 t/s over 3 minutes with
-# nothing else running in the guest, and one 20-second soak window ran the same requests ~27 %
-# slower at the same CPU time. Modelled as a relative sd of MACHINE_SD for a window up to
-# MACHINE_DRIFT_S long, averaging down as 1/sqrt(length) beyond it.
-MACHINE_SD = 0.15
+# nothing else running in the guest, and in 8 quiet 2-minute soaks the second window completed
+# 56-106 % of the first's replayed requests, the server doing 40-44 % less work per CPU second
+# in two of them (other load 0.02 cores). Modelled as a relative sd of MACHINE_SD for a window
+# up to MACHINE_DRIFT_S long (those two are ~2 sd of the difference), averaging down as
+# 1/sqrt(length) beyond it.
+MACHINE_SD = 0.2
 MACHINE_DRIFT_S = 40.0
 DISCONNECTS = ("disconnect_random", "abort_midstream", "disconnect_at_window",
                "disconnect_at_stop")
