@@ -120,13 +120,21 @@ double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t>
   FOLIO_CHECK(
       bytes.size() == rows * row_bytes && W.size() == rows * cols && H.size() == cols * cols,
       "reconstruction_error: sizes disagree");
+  // Rows kBlock at a time through output_errors (H read once per block), summed in row order.
+  constexpr std::size_t kBlock = 8;
   std::vector<float> q(cols);
-  std::vector<double> e(cols), y;
+  std::vector<double> E(kBlock * cols), errs(kBlock), y;
   double total = 0.0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    dequantize_row(type, bytes.subspan(r * row_bytes, row_bytes), q);
-    for (std::size_t j = 0; j < cols; ++j) e[j] = static_cast<double>(W[r * cols + j]) - q[j];
-    total += output_error(e, H, y);
+  for (std::size_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const std::size_t k = std::min(kBlock, rows - r0);
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t r = r0 + i;
+      dequantize_row(type, bytes.subspan(r * row_bytes, row_bytes), q);
+      for (std::size_t j = 0; j < cols; ++j)
+        E[i * cols + j] = static_cast<double>(W[r * cols + j]) - q[j];
+    }
+    output_errors(std::span(E).first(k * cols), k, H, std::span(errs).first(k), y);
+    for (std::size_t i = 0; i < k; ++i) total += errs[i];
   }
   return total;
 }
