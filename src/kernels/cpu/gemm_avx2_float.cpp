@@ -18,6 +18,7 @@ namespace folio::kernels::cpu::avx2 {
 namespace {
 
 struct F32 {
+  static constexpr std::size_t kBytes = 4;
   static __m256 load8(const std::uint8_t* w, std::size_t j) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + j);
   }
@@ -28,6 +29,7 @@ struct F32 {
   }
 };
 struct F16 {
+  static constexpr std::size_t kBytes = 2;
   static __m256 load8(const std::uint8_t* w, std::size_t j) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * j)));
   }
@@ -38,6 +40,7 @@ struct F16 {
   }
 };
 struct BF16 {
+  static constexpr std::size_t kBytes = 2;
   static __m256 load8(const std::uint8_t* w, std::size_t j) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * j));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -61,6 +64,7 @@ void row_x_cols(const std::uint8_t* w, std::size_t cols, const std::uint8_t* x,
   }
   std::size_t j = 0;
   for (; j + 16 <= cols; j += 16) {
+    request_ahead(w + E::kBytes * j);  // one line per 16 values or fewer: every line
     const __m256 w0 = E::load8(w, j), w1 = E::load8(w, j + 8);
     for (int c = 0; c < NC; ++c) {
       a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xr[c] + j), a0[c]);
