@@ -64,7 +64,7 @@ void row_x_cols(const std::uint8_t* w, std::size_t cols, const std::uint8_t* x,
   }
   std::size_t j = 0;
   for (; j + 16 <= cols; j += 16) {
-    request_ahead(w + E::kBytes * j);  // one line per 16 values or fewer: every line
+    request_ahead(w + E::kBytes * j);  // 16 values are 32 or 64 bytes: every line of the row
     const __m256 w0 = E::load8(w, j), w1 = E::load8(w, j + 8);
     for (int c = 0; c < NC; ++c) {
       a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xr[c] + j), a0[c]);

@@ -199,10 +199,10 @@ __m256 load_m(const std::uint8_t* g) {
 
 // Each block requests the lines kStreamAhead bytes further on in its stream
 // (avx2_util.h; the rest of its panel, then the next one: a thread's panels
-// are consecutive). Every line of the stream is requested: block i asks for
-// [g + A, g + A + 64 * (G / 64)], and block i + 1 starts G bytes on. Prefill
-// and 8-sequence batches, whose panels are reused from cache, measured the
-// same with and without.
+// are consecutive). Every line of the stream is requested: a block of G bytes
+// at g asks for the lines of g + kStreamAhead + 64 j, j = 0 .. G / 64, and the
+// next block starts G bytes on. Prefill and 8-sequence batches, whose panels
+// are reused from cache, measured the same with and without.
 template <std::size_t kGroupBytes>
 inline void request_group_ahead(const std::uint8_t* g) {
   for (std::size_t o = 0; o <= kGroupBytes / 64 * 64; o += 64) request_ahead(g + o);
