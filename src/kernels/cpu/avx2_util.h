@@ -74,6 +74,15 @@ inline void request_ahead(const void* p) {
                _MM_HINT_T1);
 }
 
+// Every line of a stream of kBytes-sized blocks: a block at p requests the
+// lines of p + kStreamAhead + 64 j, j = 0 .. kBytes / 64, and the next block
+// starts kBytes on.
+template <std::size_t kBytes>
+inline void request_block_ahead(const void* p) {
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  for (std::size_t o = 0; o <= kBytes / 64 * 64; o += 64) request_ahead(b + o);
+}
+
 inline float half_to_float(std::uint16_t h) {
   return _cvtsh_ss(h);
 }

@@ -84,6 +84,7 @@ void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
   for (std::size_t i = 0; i < nb; ++i) {
     const Block* b = reinterpret_cast<const Block*>(w) + i;
+    request_block_ahead<sizeof(Block)>(b);  // decode streams the rows from DRAM
     int sc[8], mn[8];
     for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
     __m256i sumi[NC];
@@ -127,6 +128,7 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
   for (std::size_t i = 0; i < nb; ++i) {
     const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
+    request_block_ahead<sizeof(BlockQ6_K)>(b);  // decode streams the rows from DRAM
     __m256i sumi[NC];
     for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
@@ -182,6 +184,7 @@ void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
   }
   for (std::size_t i = 0; i < nb; ++i) {
     const Block* b = reinterpret_cast<const Block*>(w) + i;
+    request_block_ahead<sizeof(Block)>(b);  // decode streams the rows from DRAM
     int sc[8], mn[8];
     for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
     const float d = half_to_float(b->d), dmin = half_to_float(b->dmin);
@@ -214,6 +217,7 @@ void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
   for (std::size_t i = 0; i < nb; ++i) {
     const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
+    request_block_ahead<sizeof(BlockQ6_K)>(b);  // decode streams the rows from DRAM
     const float d = half_to_float(b->d);
     for (int h = 0; h < 2; ++h) {
       __m256i q[4];

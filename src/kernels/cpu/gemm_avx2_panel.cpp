@@ -198,15 +198,10 @@ __m256 load_m(const std::uint8_t* g) {
 }
 
 // Each block requests the lines kStreamAhead bytes further on in its stream
-// (avx2_util.h; the rest of its panel, then the next one: a thread's panels
-// are consecutive). Every line of the stream is requested: a block of G bytes
-// at g asks for the lines of g + kStreamAhead + 64 j, j = 0 .. G / 64, and the
-// next block starts G bytes on. Prefill and 8-sequence batches, whose panels
-// are reused from cache, measured the same with and without.
-template <std::size_t kGroupBytes>
-inline void request_group_ahead(const std::uint8_t* g) {
-  for (std::size_t o = 0; o <= kGroupBytes / 64 * 64; o += 64) request_ahead(g + o);
-}
+// (request_block_ahead, avx2_util.h): the rest of its panel, then the next
+// one, since a thread's panels are consecutive. Prefill and 8-sequence
+// batches, whose panels are reused from cache, measured the same with and
+// without.
 
 void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, std::size_t nr) {
   for (std::size_t c = 0; c < nc; ++c) {
@@ -372,7 +367,7 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   Tile<Act, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_group_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g);
     const std::uint8_t* q = g + Fmt::kQuantOffset;
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     __m256i i32[NC];
@@ -413,7 +408,7 @@ void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   Tile<ActQ8Block, NC> tile(x, x_stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
-    request_group_ahead<FmtQ8_0::kGroupBytes>(g);
+    request_block_ahead<FmtQ8_0::kGroupBytes>(g);
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
     __m256i s32[NC];
     for (int c = 0; c < NC; ++c) s32[c] = _mm256_setzero_si256();
@@ -449,7 +444,7 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   const ActI16Block* const* xb = tile.xb;
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
-    request_group_ahead<FmtQ8_0::kGroupBytes>(g);
+    request_block_ahead<FmtQ8_0::kGroupBytes>(g);
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
     __m256i sum[NC];
     for (int c = 0; c < NC; ++c) sum[c] = _mm256_setzero_si256();
@@ -482,7 +477,7 @@ void panel_q6k_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8
   const ActI16Block* const* xb = tile.xb;
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_group_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g);
     const std::uint8_t* q = g + Fmt::kQuantOffset;
     __m256i sum[2][NC];
     for (int c = 0; c < NC; ++c) sum[0][c] = sum[1][c] = _mm256_setzero_si256();
@@ -519,7 +514,7 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   const __m256i m4 = _mm256_set1_epi16(0x0F);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_group_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g);
     const std::uint8_t* q = g + Fmt::kScaleBytes;
     // Q4_0: the offset joins the integer sums (-8 * sum(x_q)) as the sums' start
     // (a broadcast load; adding it to the unpacked weights instead cost 3-7 % here).
