@@ -36,6 +36,13 @@
 //     variant was slower here (measured: the 5th-bit expansion to int16
 //     lanes costs more than it saves).
 // Either way about twice the integer work of 8-bit activations, same float work.
+//
+// Every AVX2 kernel's block loop first requests the lines kStreamAhead bytes
+// further on in its stream (request_block_ahead, avx2_util.h): the rest of
+// its panel, then the next one, since a thread's panels are consecutive.
+// Decode reads them from DRAM; prefill and 8-sequence batches, whose panels
+// are reused from cache, measured the same with and without. (The 256-bit
+// VNNI kernels at the end of this file do not: not measured on their CPUs.)
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -196,12 +203,6 @@ template <class Fmt>
 __m256 load_m(const std::uint8_t* g) {
   return load_d<Fmt>(g + Fmt::kMinOffset);
 }
-
-// Each block requests the lines kStreamAhead bytes further on in its stream
-// (request_block_ahead, avx2_util.h): the rest of its panel, then the next
-// one, since a thread's panels are consecutive. Prefill and 8-sequence
-// batches, whose panels are reused from cache, measured the same with and
-// without.
 
 void store_rows(const __m256* acc, std::size_t nc, float* y, std::size_t ldy, std::size_t nr) {
   for (std::size_t c = 0; c < nc; ++c) {
