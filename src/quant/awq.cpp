@@ -29,8 +29,8 @@ double scaled_error(std::span<const AwqLinear> linears, std::size_t cols, std::s
     const std::size_t n = max_rows == 0 ? l.rows : std::min(l.rows, max_rows);
     for (std::size_t k = 0; k < n; ++k) jobs.push_back({&l, k * l.rows / n});
   }
-  std::vector<double> per_job(jobs.size(), 0.0);  // summed in job order: thread-count free
-  constexpr std::size_t kRowBlock = 8;            // rows per read of H (see output_errors)
+  std::vector<double> per_job(jobs.size(), 0.0);       // summed in job order: thread-count free
+  constexpr std::size_t kRowBlock = kOutputErrorRows;  // rows per read of H
   parallel_rows(jobs.size(), threads, [&](std::size_t k0, std::size_t k1) {
     std::vector<float> scaled(cols), q(cols);
     std::vector<double> E(kRowBlock * cols), y;

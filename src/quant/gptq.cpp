@@ -121,7 +121,7 @@ double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t>
       bytes.size() == rows * row_bytes && W.size() == rows * cols && H.size() == cols * cols,
       "reconstruction_error: sizes disagree");
   // Rows kBlock at a time through output_errors (H read once per block), summed in row order.
-  constexpr std::size_t kBlock = 8;
+  constexpr std::size_t kBlock = kOutputErrorRows;
   std::vector<float> q(cols);
   std::vector<double> E(kBlock * cols), errs(kBlock), y;
   double total = 0.0;

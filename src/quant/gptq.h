@@ -60,6 +60,8 @@ double output_error(std::span<const double> e, std::span<const double> H, std::v
 // memory-bound). `y` is scratch.
 void output_errors(std::span<const double> E, std::size_t k, std::span<const double> H,
                    std::span<double> out, std::vector<double>& y);
+// Rows per output_errors call for callers that sum many rows' errors.
+inline constexpr std::size_t kOutputErrorRows = 8;
 
 // The reconstruction error of `bytes` (type, rows x cols) against W under H.
 double reconstruction_error(gguf::TensorType type, std::span<const std::uint8_t> bytes,
