@@ -188,34 +188,74 @@ double fma_peak(std::uint64_t iters) {
 
 // The int8 dot-product step of llama.cpp-style Q8 kernels:
 //   vpmaddubsw (u8 x s8 -> pairwise s16), vpmaddwd by ones (-> s32), vpaddd into the accumulator.
-// 8 independent chains; the empty asm tells the compiler the inputs change every iteration so
-// it cannot hoist the loop-invariant products. Returns int8 ops (32 MACs = 64 ops per step).
+// 8 independent chains in one asm block (see int16_dot_peak: written in C++, GCC spilled the
+// accumulators and the probe reported ~0.65 steps a cycle, below the rate folio's own 8-bit
+// kernel reaches; figures before 2026-12-07 came from that version). Returns int8 ops (32 MACs
+// = 64 ops per step).
 double int8_dot_peak(std::uint64_t iters) {
-  __m256i x0 = _mm256_set1_epi8(1), x1 = _mm256_set1_epi8(2);
-  __m256i x2 = _mm256_set1_epi8(3), x3 = _mm256_set1_epi8(4);
-  __m256i y0 = _mm256_set1_epi8(-1), y1 = _mm256_set1_epi8(5);
+  const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-5);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-          c7 = c0;
-  auto step = [&](__m256i acc, __m256i x, __m256i y) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
-  };
+          c7 = c0, t0, t1, t2, t3;
   for (std::uint64_t i = 0; i < iters; ++i) {
-    asm volatile("" : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3), "+x"(y0), "+x"(y1));
-    c0 = step(c0, x0, y0);
-    c1 = step(c1, x1, y0);
-    c2 = step(c2, x2, y0);
-    c3 = step(c3, x3, y0);
-    c4 = step(c4, x0, y1);
-    c5 = step(c5, x1, y1);
-    c6 = step(c6, x2, y1);
-    c7 = step(c7, x3, y1);
+    asm volatile(
+        "vpmaddubsw %[y], %[x], %[t0]\n\tvpmaddwd %[one], %[t0], %[t0]\n\t"
+        "vpaddd %[t0], %[c0], %[c0]\n\t"
+        "vpmaddubsw %[y], %[x], %[t1]\n\tvpmaddwd %[one], %[t1], %[t1]\n\t"
+        "vpaddd %[t1], %[c1], %[c1]\n\t"
+        "vpmaddubsw %[y], %[x], %[t2]\n\tvpmaddwd %[one], %[t2], %[t2]\n\t"
+        "vpaddd %[t2], %[c2], %[c2]\n\t"
+        "vpmaddubsw %[y], %[x], %[t3]\n\tvpmaddwd %[one], %[t3], %[t3]\n\t"
+        "vpaddd %[t3], %[c3], %[c3]\n\t"
+        "vpmaddubsw %[y], %[x], %[t0]\n\tvpmaddwd %[one], %[t0], %[t0]\n\t"
+        "vpaddd %[t0], %[c4], %[c4]\n\t"
+        "vpmaddubsw %[y], %[x], %[t1]\n\tvpmaddwd %[one], %[t1], %[t1]\n\t"
+        "vpaddd %[t1], %[c5], %[c5]\n\t"
+        "vpmaddubsw %[y], %[x], %[t2]\n\tvpmaddwd %[one], %[t2], %[t2]\n\t"
+        "vpaddd %[t2], %[c6], %[c6]\n\t"
+        "vpmaddubsw %[y], %[x], %[t3]\n\tvpmaddwd %[one], %[t3], %[t3]\n\t"
+        "vpaddd %[t3], %[c7], %[c7]"
+        : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4), [c5] "+x"(c5),
+          [c6] "+x"(c6), [c7] "+x"(c7), [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2),
+          [t3] "=&x"(t3)
+        : [x] "x"(x), [y] "x"(y), [one] "x"(ones));
   }
   __m256i s =
       _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
                        _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
   g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
   return static_cast<double>(iters) * 8 * 64;
+}
+
+// The int16 dot-product step of folio's AVX2 kernels at the default 16-bit activations:
+//   vpmaddwd (s16 x s16 -> pairwise s32), vpaddd into the accumulator. 8 independent chains,
+// written as one asm block: in C++ GCC kept 8 accumulators plus 6 inputs by spilling the
+// accumulators, so every chain waited on a store and a reload (0.67 steps a cycle on a Zen 3
+// core that runs ~1.5). Returns int16 ops (16 MACs = 32 ops per step).
+double int16_dot_peak(std::uint64_t iters) {
+  const __m256i x = _mm256_set1_epi16(3), y = _mm256_set1_epi16(-5);
+  __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
+          c7 = c0, t0, t1, t2, t3;
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    asm volatile(
+        "vpmaddwd %[x], %[y], %[t0]\n\tvpaddd %[t0], %[c0], %[c0]\n\t"
+        "vpmaddwd %[x], %[y], %[t1]\n\tvpaddd %[t1], %[c1], %[c1]\n\t"
+        "vpmaddwd %[x], %[y], %[t2]\n\tvpaddd %[t2], %[c2], %[c2]\n\t"
+        "vpmaddwd %[x], %[y], %[t3]\n\tvpaddd %[t3], %[c3], %[c3]\n\t"
+        "vpmaddwd %[x], %[y], %[t0]\n\tvpaddd %[t0], %[c4], %[c4]\n\t"
+        "vpmaddwd %[x], %[y], %[t1]\n\tvpaddd %[t1], %[c5], %[c5]\n\t"
+        "vpmaddwd %[x], %[y], %[t2]\n\tvpaddd %[t2], %[c6], %[c6]\n\t"
+        "vpmaddwd %[x], %[y], %[t3]\n\tvpaddd %[t3], %[c7], %[c7]"
+        : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4), [c5] "+x"(c5),
+          [c6] "+x"(c6), [c7] "+x"(c7), [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2),
+          [t3] "=&x"(t3)
+        : [x] "x"(x), [y] "x"(y));
+  }
+  __m256i s =
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                       _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+  g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
+  return static_cast<double>(iters) * 8 * 32;
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -453,6 +493,8 @@ int main(int argc, char** argv) {
     add({"fp32 FMA peak (AVX2)", n, "GFLOP/s", measure_compute(n, o.runs, fma_peak, 200'000'000)});
     add({"int8 dot peak (maddubs)", n, "GOP/s",
          measure_compute(n, o.runs, int8_dot_peak, 100'000'000)});
+    add({"int16 dot peak (vpmaddwd + vpaddd)", n, "GOP/s",
+         measure_compute(n, o.runs, int16_dot_peak, 100'000'000)});
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
     add({"int16 peak (vpdpwssd zmm)", n, "GOP/s",
          measure_compute(n, o.runs, vnni_peak<false>, 100'000'000)});
