@@ -66,21 +66,23 @@ inline __m256 exp8(__m256 x) {
 // decode ran 7-25 % slower (docs/PERFORMANCE.md, "The weights requested
 // ahead"; 1-4 KiB all helped, 2 KiB was the best or tied). The address is
 // formed as an integer, not as a pointer past the matrix; a prefetch does not
-// fault, so requesting lines past the end is harmless.
+// fault, so requesting lines past the end is harmless. (The AVX-512 level's
+// kernels request further ahead: kStreamAheadAvx512, avx512_util.h.)
 inline constexpr std::size_t kStreamAhead = 2048;
 
+template <std::size_t kAhead = kStreamAhead>
 inline void request_ahead(const void* p) {
-  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kStreamAhead),
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kAhead),
                _MM_HINT_T1);
 }
 
 // Every line of a stream of kBytes-sized blocks: a block at p requests the
-// lines of p + kStreamAhead + 64 j, j = 0 .. kBytes / 64, and the next block
+// lines of p + kAhead + 64 j, j = 0 .. kBytes / 64, and the next block
 // starts kBytes on.
-template <std::size_t kBytes>
+template <std::size_t kBytes, std::size_t kAhead = kStreamAhead>
 inline void request_block_ahead(const void* p) {
   const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t o = 0; o <= kBytes / 64 * 64; o += 64) request_ahead(b + o);
+  for (std::size_t o = 0; o <= kBytes / 64 * 64; o += 64) request_ahead<kAhead>(b + o);
 }
 
 inline float half_to_float(std::uint16_t h) {

@@ -41,8 +41,9 @@
 // further on in its stream (request_block_ahead, avx2_util.h): the rest of
 // its panel, then the next one, since a thread's panels are consecutive.
 // Decode reads them from DRAM; prefill and 8-sequence batches, whose panels
-// are reused from cache, measured the same with and without. (The 256-bit
-// VNNI kernels at the end of this file do not: not measured on their CPUs.)
+// are reused from cache, measured the same with and without. The 256-bit
+// VNNI kernels at the end of this file request further ahead
+// (kStreamAheadAvx512, avx512_util.h).
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -658,6 +659,7 @@ void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kQuantOffset;
+    request_block_ahead<Fmt::kGroupBytes, kStreamAheadAvx512>(g);
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     Sums<NC> hi_sum, lo_sum;
     // Q4_0 / Q5_0: the offset term (offset * sum(x_q)) starts the low-half sums.
@@ -703,6 +705,7 @@ void vnni_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kQuantOffset;
+    request_block_ahead<Fmt::kGroupBytes, kStreamAheadAvx512>(g);
     for (int half = 0; half < kSumHalves; ++half) {
       Sums<NC> sum;
       const int t0 = 8 / kSumHalves * half;

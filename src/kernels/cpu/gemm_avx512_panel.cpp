@@ -20,6 +20,10 @@
 // A one-panel call (the last panel of a matrix with an odd count) is the
 // AVX2 kernel's.
 //
+// Every pair kernel's block loop first requests the lines kStreamAheadAvx512
+// bytes further on in both of its streams (PairAhead below): decode reads
+// them from memory once a token.
+//
 // GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics
 // (_mm512_inserti64x4, _mm512_cvtph_ps, _mm512_cvtepi32_ps start from
 // _mm512_undefined_*; GCC bug 105593, fixed in GCC 13): not about our code.
@@ -77,6 +81,41 @@ inline __m512i bcast4(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Each of a pair's two streams requested kStreamAheadAvx512 bytes (rounded down to
+// whole blocks) ahead; a stream that passes the end of its panel goes on in
+// the next pair's (a thread's pairs are consecutive: p, p + 1, then p + 2,
+// p + 3), so every line is requested once. Addresses are formed as integers;
+// a prefetch past the matrix does not fault.
+template <std::size_t kGroup>
+class PairAhead {
+ public:
+  PairAhead(const std::uint8_t* panel, std::size_t stride) : stride_(stride) {
+    constexpr std::size_t kAhead = kStreamAheadAvx512 / kGroup * kGroup;
+    at_ = reinterpret_cast<std::uintptr_t>(panel) + kAhead / stride * 2 * stride;
+    in_ = kAhead % stride;
+    at_ += in_;
+  }
+  // The lines of the block that far past the current one, in both
+  // panels; then one block on.
+  void request_next() {
+    for (std::size_t o = 0; o <= kGroup / 64 * 64; o += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(at_ + o), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(at_ + stride_ + o), _MM_HINT_T1);
+    }
+    at_ += kGroup;
+    in_ += kGroup;
+    if (in_ == stride_) {
+      in_ = 0;
+      at_ += stride_;
+    }
+  }
+
+ private:
+  std::uintptr_t at_;
+  std::size_t in_;
+  std::size_t stride_;
+};
+
 // Independent accumulator chains for one or two activation rows (dot_chains.h:
 // a Q4 / Q8_0 pair block took ~40 cycles in L2 on one chain).
 template <int NC>
@@ -120,9 +159,11 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const __m512i m4 = _mm512_set1_epi16(0x0F);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
+    ahead.request_next();
     Sums<NC> sum;
     // Q4_0: the offset joins the integer sums (-8 * sum(x_q)), exactly: the first
     // chain starts from it (a broadcast load) instead of zero.
@@ -162,9 +203,11 @@ void pair_q8_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
                  std::size_t nr) {
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
+  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
+    ahead.request_next();
     Sums<NC> sum;
     static_for<8>([&](auto tc) {
       constexpr int t = decltype(tc)::value;
@@ -193,9 +236,11 @@ void pair_q6k_i16(const std::uint8_t* panel, std::size_t stride, std::size_t col
   using Fmt = FmtQ6_K;
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
+    ahead.request_next();
     Sums<NC> sum[2];
     static_for<8>([&](auto tc) {
       constexpr int t = decltype(tc)::value;
@@ -231,9 +276,11 @@ void pair_q8_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   const std::size_t nb = cols / 32;
   Tile<ActQ8Block, NC> tile(x, x_stride);
   const __m512i zero = _mm512_setzero_si512();
+  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
+    ahead.request_next();
     Sums<NC> sum;
     static_for<8>([&](auto tc) {
       constexpr int t = decltype(tc)::value;
@@ -283,9 +330,11 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
   const __m512i m4 = _mm512_set1_epi8(0x0F);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
+    ahead.request_next();
     __m512i hb = _mm512_setzero_si512();
     if constexpr (kFive) hb = load_pair(g0 + Fmt::kScaleBytes, g1 + Fmt::kScaleBytes);
     Sums<NC> sum, sum_lo;  // sum_lo: the low halves of 16-bit activations
