@@ -294,6 +294,9 @@ Json load_json(const gguf::GgufFile& f) {
             {"isa_detected", std::string(kernels::isa_name(kernels::detected_isa()))},
             {"cpu_features", kernels::cpu_feature_summary()},
             {"kernels", std::string(kernels::matmul_kernels(isa))},
+            // How far ahead the SIMD kernels request the weights they stream (none: scalar).
+            {"stream_ahead_bytes",
+             isa == kernels::Isa::kScalar ? std::size_t{0} : kernels::stream_ahead()},
             {"repacked_matrices", m.repacked()},
             {"repacked_bytes", m.repacked_bytes()},
             // The mode the panels' huge-page advice meets ("unused": an ASan build's heap).
@@ -540,9 +543,12 @@ void print_text(const Json& r) {
           l["isa"] == l["isa_detected"]
               ? "the best level of this CPU"
               : "capped by FOLIO_ISA; the CPU supports " + l["isa_detected"].get<std::string>();
-      std::printf("kernels:    %s (%s; CPU features: %s)\n",
+      const auto ahead = l["stream_ahead_bytes"].get<std::uint64_t>();
+      const std::string requested =
+          ahead == 0 ? "" : "; weights requested " + std::to_string(ahead) + " bytes ahead";
+      std::printf("kernels:    %s (%s; CPU features: %s%s)\n",
                   l["kernels"].get<std::string>().c_str(), level.c_str(),
-                  l["cpu_features"].get<std::string>().c_str());
+                  l["cpu_features"].get<std::string>().c_str(), requested.c_str());
     }
     if (l.contains("error")) {
       std::printf("load:       fails: %s\n", l["error"].get<std::string>().c_str());

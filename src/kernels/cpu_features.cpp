@@ -147,7 +147,37 @@ Isa parse_isa(std::string_view name) {
               "': expected one of scalar, avx2, avx512, amx");
 }
 
+std::size_t stream_ahead_default() {
+  return features().amd ? 2048 : 16384;
+}
+
+namespace detail {
+std::atomic<std::size_t> g_stream_ahead{stream_ahead_default()};
+}
+
+std::size_t parse_stream_ahead(std::string_view text) {
+  constexpr std::size_t kMax = std::size_t{1} << 20;
+  std::size_t v = 0;
+  bool ok = !text.empty() && text.size() <= 8;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') {
+      ok = false;
+      break;
+    }
+    v = v * 10 + static_cast<std::size_t>(ch - '0');
+  }
+  if (!ok || v > kMax || v % 64 != 0) {
+    throw Error("FOLIO_STREAM_AHEAD=" + std::string(text) +
+                ": expected a byte count, a multiple of 64 from 0 to 1048576");
+  }
+  return v;
+}
+
 void configure_isa_from_env() {
+  const char* ahead = std::getenv("FOLIO_STREAM_AHEAD");
+  if (ahead != nullptr && *ahead != '\0') {
+    detail::g_stream_ahead.store(parse_stream_ahead(ahead), std::memory_order_relaxed);
+  }
   const char* panels = std::getenv("FOLIO_DECODE_PANELS");
   if (panels != nullptr && *panels != '\0') {
     g_decode_env.store(static_cast<int>(parse_decode_panels(panels)));

@@ -116,5 +116,35 @@ TEST(CpuFeatures, DecodePanelsParseOverrideAndRefuseBadNames) {
   EXPECT_EQ(decode_panels(), before);
 }
 
+TEST(CpuFeatures, StreamAheadDefaultsByVendorParsesAndRefusesBadValues) {
+  const std::size_t before = stream_ahead();
+  std::printf("[isa] weights requested %zu bytes ahead on this CPU\n", before);
+  EXPECT_TRUE(before == 2048 || before == 16384) << before;
+  EXPECT_EQ(before, stream_ahead_default());
+  EXPECT_EQ(parse_stream_ahead("0"), 0u);
+  EXPECT_EQ(parse_stream_ahead("64"), 64u);
+  EXPECT_EQ(parse_stream_ahead("16384"), 16384u);
+  EXPECT_EQ(parse_stream_ahead("1048576"), 1048576u);
+  for (const char* bad : {"", "100", "-64", "16KiB", " 64", "1048640", "99999999999999999999"}) {
+    try {
+      parse_stream_ahead(bad);
+      ADD_FAILURE() << "FOLIO_STREAM_AHEAD=" << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("a multiple of 64 from 0 to 1048576"), std::string::npos)
+          << e.what();
+    }
+  }
+  setenv("FOLIO_STREAM_AHEAD", "4096", 1);
+  configure_isa_from_env();
+  EXPECT_EQ(stream_ahead(), 4096u);
+  setenv("FOLIO_STREAM_AHEAD", "4097", 1);
+  EXPECT_THROW(configure_isa_from_env(), Error);
+  EXPECT_EQ(stream_ahead(), 4096u);  // a refused value leaves the setting alone
+  setenv("FOLIO_STREAM_AHEAD", std::to_string(before).c_str(), 1);
+  configure_isa_from_env();
+  unsetenv("FOLIO_STREAM_AHEAD");
+  EXPECT_EQ(stream_ahead(), before);
+}
+
 }  // namespace
 }  // namespace folio::kernels

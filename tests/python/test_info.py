@@ -194,6 +194,32 @@ def test_folio_isa_caps_the_kernel_level():
         assert f"capped by FOLIO_ISA; the CPU supports {detected}" in text
 
 
+def test_stream_ahead_is_reported_and_set_by_the_environment():
+    # The SIMD kernels request the weights they stream some bytes ahead: 2 KiB on AMD CPUs,
+    # 16 KiB on others (kernels/cpu_features.h); FOLIO_STREAM_AHEAD sets it, bad values fail.
+    path = model("smollm2")
+    load = folio_json(path)["load"]
+    vendor = open("/proc/cpuinfo").read()
+    expected = 2048 if "AuthenticAMD" in vendor else 16384
+    if load["isa"] == "scalar":
+        assert load["stream_ahead_bytes"] == 0
+        return
+    assert load["stream_ahead_bytes"] == expected
+    assert f"weights requested {expected} bytes ahead" in folio_info(path)
+    env = dict(os.environ, FOLIO_STREAM_AHEAD="4096")
+    out = subprocess.run([FOLIO, "info", str(path), "--json"], capture_output=True, text=True,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["load"]["stream_ahead_bytes"] == 4096
+    env["FOLIO_STREAM_AHEAD"] = "4000"
+    out = subprocess.run([FOLIO, "info", str(path)], capture_output=True, text=True, env=env)
+    assert out.returncode == 1
+    assert "FOLIO_STREAM_AHEAD=4000: expected a byte count, a multiple of 64" in out.stderr
+    out = folio_env(path, "scalar", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["load"]["stream_ahead_bytes"] == 0
+
+
 def test_folio_isa_refuses_unknown_and_unsupported_levels():
     path = model("smollm2")
     out = folio_env(path, "avx9")

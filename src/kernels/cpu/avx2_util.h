@@ -60,29 +60,23 @@ inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-// Weights a kernel streams from DRAM once (decode) are requested this many
-// bytes ahead of the line it computes on, into L2 (`prefetcht1`): on a Zen 3
-// the core's own prefetchers left that stream short of reads in flight, and
-// decode ran 7-25 % slower (docs/PERFORMANCE.md, "The weights requested
-// ahead"; 1-4 KiB all helped, 2 KiB was the best or tied). The address is
-// formed as an integer, not as a pointer past the matrix; a prefetch does not
-// fault, so requesting lines past the end is harmless. (The AVX-512 level's
-// kernels request further ahead: kStreamAheadAvx512, avx512_util.h.)
-inline constexpr std::size_t kStreamAhead = 2048;
-
-template <std::size_t kAhead = kStreamAhead>
-inline void request_ahead(const void* p) {
-  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + kAhead),
+// A kernel that streams its weights once (decode) requests, at each block,
+// the lines `ahead` bytes further on in its stream (stream_ahead(),
+// kernels/cpu_features.h, says how far and why). The address is formed as an
+// integer, not as a pointer past the matrix; a prefetch does not fault, so
+// requesting lines past the end is harmless.
+inline void request_ahead(const void* p, std::size_t ahead) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + ahead),
                _MM_HINT_T1);
 }
 
 // Every line of a stream of kBytes-sized blocks: a block at p requests the
-// lines of p + kAhead + 64 j, j = 0 .. kBytes / 64, and the next block
-// starts kBytes on.
-template <std::size_t kBytes, std::size_t kAhead = kStreamAhead>
-inline void request_block_ahead(const void* p) {
+// lines of p + ahead + 64 j, j = 0 .. kBytes / 64, and the next block starts
+// kBytes on.
+template <std::size_t kBytes>
+inline void request_block_ahead(const void* p, std::size_t ahead) {
   const auto* b = static_cast<const std::uint8_t*>(p);
-  for (std::size_t o = 0; o <= kBytes / 64 * 64; o += 64) request_ahead<kAhead>(b + o);
+  for (std::size_t o = 0; o <= kBytes / 64 * 64; o += 64) request_ahead(b + o, ahead);
 }
 
 inline float half_to_float(std::uint16_t h) {

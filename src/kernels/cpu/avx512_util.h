@@ -8,23 +8,6 @@
 
 #include <immintrin.h>
 
-#include <cstddef>
-
-namespace folio::kernels::cpu {
-
-// How far ahead the AVX-512 level's decode kernels (the two-panel pairs and
-// the 256-bit VNNI one-panel kernels) request the weights they stream, into L2
-// (`prefetcht1`). On a Xeon (model 207) the core's prefetchers left decode
-// short of reads in flight: 16 KiB ahead made one-sequence decode 30-85 %
-// faster in either kernel family, batches of 2-8 sequences 40-55 % (32: the
-// same within the noise); 8 and 32 KiB measured within the noise of 16,
-// 1-4 KiB gained less (the AVX2 kernels' 2 KiB, tuned on a Zen 3:
-// kStreamAhead, avx2_util.h). Not measured on a Zen 4. docs/PERFORMANCE.md,
-// "The AVX-512 level requests its weights ahead".
-inline constexpr std::size_t kStreamAheadAvx512 = 16384;
-
-}  // namespace folio::kernels::cpu
-
 // One string literal each: _Pragma does not concatenate adjacent literals.
 // clang-format off
 #if defined(__clang__)

@@ -11,6 +11,7 @@
 #include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
+#include "kernels/cpu_features.h"
 
 FOLIO_AVX2_BEGIN
 namespace folio::kernels::cpu::avx2 {
@@ -63,8 +64,9 @@ void row_x_cols(const std::uint8_t* w, std::size_t cols, const std::uint8_t* x,
     a1[c] = _mm256_setzero_ps();
   }
   std::size_t j = 0;
+  const std::size_t ahead = stream_ahead();
   for (; j + 16 <= cols; j += 16) {
-    request_ahead(w + E::kBytes * j);  // 16 values are 32 or 64 bytes: every line of the row
+    request_ahead(w + E::kBytes * j, ahead);  // 16 values are 32 or 64 bytes: every line of the row
     const __m256 w0 = E::load8(w, j), w1 = E::load8(w, j + 8);
     for (int c = 0; c < NC; ++c) {
       a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xr[c] + j), a0[c]);

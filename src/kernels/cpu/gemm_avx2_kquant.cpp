@@ -23,6 +23,7 @@
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/kquant_unpack.h"
+#include "kernels/cpu_features.h"
 #include "quant/block_kquant.h"
 
 FOLIO_AVX2_BEGIN
@@ -82,9 +83,10 @@ void row_x_cols_k45(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
   constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const Block* b = reinterpret_cast<const Block*>(w) + i;
-    request_block_ahead<sizeof(Block)>(b);  // decode streams the rows from DRAM
+    request_block_ahead<sizeof(Block)>(b, ahead);  // decode streams the rows from DRAM
     int sc[8], mn[8];
     for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
     __m256i sumi[NC];
@@ -126,9 +128,10 @@ void row_x_cols_q6k(const std::uint8_t* w, std::size_t nb, const std::uint8_t* x
                     std::size_t x_stride, float* y, std::size_t ldy) {
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
-    request_block_ahead<sizeof(BlockQ6_K)>(b);  // decode streams the rows from DRAM
+    request_block_ahead<sizeof(BlockQ6_K)>(b, ahead);  // decode streams the rows from DRAM
     __m256i sumi[NC];
     for (int c = 0; c < NC; ++c) sumi[c] = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
@@ -182,9 +185,10 @@ void row_x_cols_k45_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
     acc[c] = _mm256_setzero_ps();
     mins[c] = 0.0f;
   }
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const Block* b = reinterpret_cast<const Block*>(w) + i;
-    request_block_ahead<sizeof(Block)>(b);  // decode streams the rows from DRAM
+    request_block_ahead<sizeof(Block)>(b, ahead);  // decode streams the rows from DRAM
     int sc[8], mn[8];
     for (int j = 0; j < 8; ++j) k4_scale_min(b->scales, j, sc[j], mn[j]);
     const float d = half_to_float(b->d), dmin = half_to_float(b->dmin);
@@ -215,9 +219,10 @@ void row_x_cols_q6k_16(const std::uint8_t* w, std::size_t nb, const std::uint8_t
   const __m256i off = _mm256_set1_epi8(32);
   __m256 acc[NC];
   for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(w) + i;
-    request_block_ahead<sizeof(BlockQ6_K)>(b);  // decode streams the rows from DRAM
+    request_block_ahead<sizeof(BlockQ6_K)>(b, ahead);  // decode streams the rows from DRAM
     const float d = half_to_float(b->d);
     for (int h = 0; h < 2; ++h) {
       __m256i q[4];

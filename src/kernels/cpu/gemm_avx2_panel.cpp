@@ -37,13 +37,12 @@
 //     lanes costs more than it saves).
 // Either way about twice the integer work of 8-bit activations, same float work.
 //
-// Every AVX2 kernel's block loop first requests the lines kStreamAhead bytes
+// Every AVX2 kernel's block loop first requests the lines stream_ahead() bytes
 // further on in its stream (request_block_ahead, avx2_util.h): the rest of
 // its panel, then the next one, since a thread's panels are consecutive.
 // Decode reads them from DRAM; prefill and 8-sequence batches, whose panels
-// are reused from cache, measured the same with and without. The 256-bit
-// VNNI kernels at the end of this file request further ahead
-// (kStreamAheadAvx512, avx512_util.h).
+// are reused from cache, measured the same with and without. So do the 256-bit
+// VNNI kernels at the end of this file.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -57,6 +56,7 @@
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/kquant_unpack.h"
 #include "kernels/cpu/panel_layout.h"
+#include "kernels/cpu_features.h"
 #include "quant/block_kquant.h"
 
 namespace folio::kernels::cpu {
@@ -367,9 +367,10 @@ void panel_q4(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   constexpr bool kOffsetInSums = kOffset != 0 && kHalves<Act> == 2;
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_block_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g, ahead);
     const std::uint8_t* q = g + Fmt::kQuantOffset;
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     __m256i i32[NC];
@@ -408,9 +409,10 @@ void panel_q8(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
               std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   const std::size_t nb = cols / 32;
   Tile<ActQ8Block, NC> tile(x, x_stride);
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
-    request_block_ahead<FmtQ8_0::kGroupBytes>(g);
+    request_block_ahead<FmtQ8_0::kGroupBytes>(g, ahead);
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
     __m256i s32[NC];
     for (int c = 0; c < NC; ++c) s32[c] = _mm256_setzero_si256();
@@ -444,9 +446,10 @@ void panel_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const ActI16Block* const* xb = tile.xb;
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * FmtQ8_0::kGroupBytes;
-    request_block_ahead<FmtQ8_0::kGroupBytes>(g);
+    request_block_ahead<FmtQ8_0::kGroupBytes>(g, ahead);
     const std::uint8_t* q = g + FmtQ8_0::kScaleBytes;
     __m256i sum[NC];
     for (int c = 0; c < NC; ++c) sum[c] = _mm256_setzero_si256();
@@ -477,9 +480,10 @@ void panel_q6k_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const ActI16Block* const* xb = tile.xb;
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_block_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g, ahead);
     const std::uint8_t* q = g + Fmt::kQuantOffset;
     __m256i sum[2][NC];
     for (int c = 0; c < NC; ++c) sum[0][c] = sum[1][c] = _mm256_setzero_si256();
@@ -514,9 +518,10 @@ void panel_q4_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_
   Tile<ActI16Block, NC> tile(x, x_stride);
   const ActI16Block* const* xb = tile.xb;
   const __m256i m4 = _mm256_set1_epi16(0x0F);
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
-    request_block_ahead<Fmt::kGroupBytes>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g, ahead);
     const std::uint8_t* q = g + Fmt::kScaleBytes;
     // Q4_0: the offset joins the integer sums (-8 * sum(x_q)) as the sums' start
     // (a broadcast load; adding it to the unpacked weights instead cost 3-7 % here).
@@ -656,10 +661,11 @@ void vnni_q45(const std::uint8_t* panel, std::size_t cols, const std::uint8_t* x
   const std::size_t nb = cols / 32;
   Tile<ActQ16Block, NC> tile(x, x_stride);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kQuantOffset;
-    request_block_ahead<Fmt::kGroupBytes, kStreamAheadAvx512>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g, ahead);
     const __m256i hbits = kFive ? load32(g + Fmt::kScaleBytes) : _mm256_setzero_si256();
     Sums<NC> hi_sum, lo_sum;
     // Q4_0 / Q5_0: the offset term (offset * sum(x_q)) starts the low-half sums.
@@ -702,10 +708,11 @@ void vnni_q8_i16(const std::uint8_t* panel, std::size_t cols, const std::uint8_t
                  std::size_t x_stride, float* y, std::size_t ldy, std::size_t nr) {
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
+  const std::size_t ahead = stream_ahead();
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* q = g + Fmt::kQuantOffset;
-    request_block_ahead<Fmt::kGroupBytes, kStreamAheadAvx512>(g);
+    request_block_ahead<Fmt::kGroupBytes>(g, ahead);
     for (int half = 0; half < kSumHalves; ++half) {
       Sums<NC> sum;
       const int t0 = 8 / kSumHalves * half;

@@ -20,7 +20,7 @@
 // A one-panel call (the last panel of a matrix with an odd count) is the
 // AVX2 kernel's.
 //
-// Every pair kernel's block loop first requests the lines kStreamAheadAvx512
+// Every pair kernel's block loop first requests the lines stream_ahead()
 // bytes further on in both of its streams (PairAhead below): decode reads
 // them from memory once a token.
 //
@@ -41,6 +41,7 @@
 #include "kernels/cpu/dot_chains.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/panel_layout.h"
+#include "kernels/cpu_features.h"
 
 FOLIO_AVX512_BEGIN
 namespace folio::kernels::cpu::avx512 {
@@ -81,18 +82,18 @@ inline __m512i bcast4(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Each of a pair's two streams requested kStreamAheadAvx512 bytes (rounded down to
-// whole blocks) ahead; a stream that passes the end of its panel goes on in
-// the next pair's (a thread's pairs are consecutive: p, p + 1, then p + 2,
-// p + 3), so every line is requested once. Addresses are formed as integers;
-// a prefetch past the matrix does not fault.
+// Each of a pair's two streams requested `ahead` bytes (stream_ahead(),
+// kernels/cpu_features.h; rounded down to whole blocks) further on; a stream that passes the end of
+// its panel goes on in the next pair's (a thread's pairs are consecutive: p, p + 1, then p + 2, p +
+// 3), so every line is requested once. Addresses are formed as integers; a prefetch past the matrix
+// does not fault.
 template <std::size_t kGroup>
 class PairAhead {
  public:
-  PairAhead(const std::uint8_t* panel, std::size_t stride) : stride_(stride) {
-    constexpr std::size_t kAhead = kStreamAheadAvx512 / kGroup * kGroup;
-    at_ = reinterpret_cast<std::uintptr_t>(panel) + kAhead / stride * 2 * stride;
-    in_ = kAhead % stride;
+  PairAhead(const std::uint8_t* panel, std::size_t stride, std::size_t ahead) : stride_(stride) {
+    ahead = ahead / kGroup * kGroup;
+    at_ = reinterpret_cast<std::uintptr_t>(panel) + ahead / stride * 2 * stride;
+    in_ = ahead % stride;
     at_ += in_;
   }
   // The lines of the block that far past the current one, in both
@@ -159,7 +160,7 @@ void pair_q4_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
   const __m512i m4 = _mm512_set1_epi16(0x0F);
-  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride, stream_ahead());
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
@@ -203,7 +204,7 @@ void pair_q8_i16(const std::uint8_t* panel, std::size_t stride, std::size_t cols
                  std::size_t nr) {
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
-  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride);
+  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride, stream_ahead());
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
@@ -236,7 +237,7 @@ void pair_q6k_i16(const std::uint8_t* panel, std::size_t stride, std::size_t col
   using Fmt = FmtQ6_K;
   const std::size_t nb = cols / 32;
   Tile<ActI16Block, NC> tile(x, x_stride);
-  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride, stream_ahead());
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
@@ -276,7 +277,7 @@ void pair_q8_q8(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   const std::size_t nb = cols / 32;
   Tile<ActQ8Block, NC> tile(x, x_stride);
   const __m512i zero = _mm512_setzero_si512();
-  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride);
+  PairAhead<FmtQ8_0::kGroupBytes> ahead(panel, stride, stream_ahead());
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * FmtQ8_0::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
@@ -330,7 +331,7 @@ void pair_q45(const std::uint8_t* panel, std::size_t stride, std::size_t cols,
   const std::size_t nb = cols / 32;
   Tile<Act, NC> tile(x, x_stride);
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  PairAhead<Fmt::kGroupBytes> ahead(panel, stride);
+  PairAhead<Fmt::kGroupBytes> ahead(panel, stride, stream_ahead());
   for (std::size_t i = 0; i < nb; ++i) {
     const std::uint8_t* g0 = panel + i * Fmt::kGroupBytes;
     const std::uint8_t* g1 = g0 + stride;
