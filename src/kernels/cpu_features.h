@@ -90,14 +90,15 @@ class DecodePanelsOverride {
 // How far ahead, in bytes, the decode kernels request the weights they stream
 // (`prefetcht1`, into L2): a token reads every weight once, and the cores' own
 // prefetchers left that stream short of reads in flight (docs/PERFORMANCE.md,
-// "The weights requested ahead" and "The weights requested further ahead on a
-// Xeon"). Default: 2 KiB on AMD CPUs (a Zen 3: 1-4 KiB all helped, 2 the best
-// or tied), 16 KiB elsewhere (a Xeon model 207: one-sequence decode 30-85 %
-// faster than without, and 15-30 % faster than at 2 KiB; 8 and 32 KiB within
-// the noise of 16). FOLIO_STREAM_AHEAD=BYTES (read by configure_isa_from_env:
-// a multiple of 64 up to 1 MiB; 0 requests the lines being read, i.e. no
-// lead; anything else is an error) sets it for A/B runs. Prefetches change no
-// result. Inline: the kernels read it once per call.
+// "The weights requested ahead" and "The weights requested further ahead").
+// Default: 2 KiB on AMD CPUs (a Zen 3: 1-4 KiB all helped, 2 the best or
+// tied; 16 KiB not measured there), 16 KiB elsewhere (a Xeon model 207:
+// one-sequence decode 27-85 % faster than without, and 9-31 % faster than at
+// 2 KiB; 8 and 32 KiB within the noise of 16). FOLIO_STREAM_AHEAD=BYTES
+// (read by configure_isa_from_env: a multiple of 64 up to 1 MiB; 0 requests
+// the lines being read, i.e. no lead; anything else is an error) sets it for
+// A/B runs. Prefetches change no result. Inline: the kernels read it once per
+// call.
 std::size_t stream_ahead_default();
 std::size_t parse_stream_ahead(std::string_view text);
 namespace detail {
