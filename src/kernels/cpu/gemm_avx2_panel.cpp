@@ -41,8 +41,8 @@
 // further on in its stream (request_block_ahead, avx2_util.h): the rest of
 // its panel, then the next one, since a thread's panels are consecutive.
 // Decode reads them from DRAM; prefill and 8-sequence batches, whose panels
-// are reused from cache, measured the same with and without. So do the 256-bit
-// VNNI kernels at the end of this file.
+// are reused from cache, measured the same with and without. The 256-bit
+// VNNI kernels at the end of this file request ahead the same way.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>

@@ -82,11 +82,12 @@ inline __m512i bcast4(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Each of a pair's two streams requested `ahead` bytes (stream_ahead(),
-// kernels/cpu_features.h; rounded down to whole blocks) further on; a stream that passes the end of
-// its panel goes on in the next pair's (a thread's pairs are consecutive: p, p + 1, then p + 2, p +
-// 3), so every line is requested once. Addresses are formed as integers; a prefetch past the matrix
-// does not fault.
+// Requests each of a pair's two streams `ahead` bytes further on
+// (stream_ahead(), kernels/cpu_features.h; rounded down to whole blocks). A
+// stream that passes the end of its panel goes on in the next pair's, since a
+// thread's pairs are consecutive (p, p + 1, then p + 2, p + 3), so every line
+// is requested once. Addresses are formed as integers; a prefetch past the
+// matrix does not fault.
 template <std::size_t kGroup>
 class PairAhead {
  public:
