@@ -37,6 +37,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/avx2_util.h"
 #include "kernels/cpu/avx512_util.h"
 #include "kernels/cpu/dot_chains.h"
 #include "kernels/cpu/gemm_kernel.h"
@@ -91,19 +92,17 @@ inline __m512i bcast4(const void* p) {
 template <std::size_t kGroup>
 class PairAhead {
  public:
-  PairAhead(const std::uint8_t* panel, std::size_t stride, std::size_t ahead) : stride_(stride) {
+  PairAhead(const std::uint8_t* panel, std::size_t stride, std::size_t ahead)
+      : panel_(panel), stride_(stride) {
     ahead = ahead / kGroup * kGroup;
-    at_ = reinterpret_cast<std::uintptr_t>(panel) + ahead / stride * 2 * stride;
     in_ = ahead % stride;
-    at_ += in_;
+    at_ = ahead / stride * 2 * stride + in_;
   }
   // The lines of the block that far past the current one, in both
   // panels; then one block on.
   void request_next() {
-    for (std::size_t o = 0; o <= kGroup / 64 * 64; o += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(at_ + o), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(at_ + stride_ + o), _MM_HINT_T1);
-    }
+    avx2::request_block_ahead<kGroup>(panel_, at_);
+    avx2::request_block_ahead<kGroup>(panel_, at_ + stride_);
     at_ += kGroup;
     in_ += kGroup;
     if (in_ == stride_) {
@@ -113,9 +112,10 @@ class PairAhead {
   }
 
  private:
-  std::uintptr_t at_;
-  std::size_t in_;
+  const std::uint8_t* panel_;
   std::size_t stride_;
+  std::size_t at_;  // bytes from panel_ to the block requested next (panel 0's stream)
+  std::size_t in_;  // that block's offset within its panel
 };
 
 // Independent accumulator chains for one or two activation rows (dot_chains.h:
