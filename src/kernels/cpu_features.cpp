@@ -2,6 +2,7 @@
 #include "kernels/cpu_features.h"
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 
@@ -158,15 +159,8 @@ std::atomic<std::size_t> g_stream_ahead{stream_ahead_default()};
 std::size_t parse_stream_ahead(std::string_view text) {
   constexpr std::size_t kMax = std::size_t{1} << 20;
   std::size_t v = 0;
-  bool ok = !text.empty() && text.size() <= 8;
-  for (char ch : text) {
-    if (ch < '0' || ch > '9') {
-      ok = false;
-      break;
-    }
-    v = v * 10 + static_cast<std::size_t>(ch - '0');
-  }
-  if (!ok || v > kMax || v % 64 != 0) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v > kMax || v % 64 != 0) {
     throw Error("FOLIO_STREAM_AHEAD=" + std::string(text) +
                 ": expected a byte count, a multiple of 64 from 0 to 1048576");
   }
