@@ -186,6 +186,15 @@ double fma_peak(std::uint64_t iters) {
   return static_cast<double>(iters) * 12 * 16;
 }
 
+// Keeps the integer probes' 8 accumulators live: their sum goes to g_sink.
+void sink_sum(__m256i c0, __m256i c1, __m256i c2, __m256i c3, __m256i c4, __m256i c5, __m256i c6,
+              __m256i c7) {
+  const __m256i s =
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                       _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+  g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
+}
+
 // The int8 dot-product step of llama.cpp-style Q8 kernels:
 //   vpmaddubsw (u8 x s8 -> pairwise s16), vpmaddwd by ones (-> s32), vpaddd into the accumulator.
 // 8 independent chains in one asm block (see int16_dot_peak: written in C++, GCC spilled the
@@ -220,10 +229,7 @@ double int8_dot_peak(std::uint64_t iters) {
           [t3] "=&x"(t3)
         : [x] "x"(x), [y] "x"(y), [one] "x"(ones));
   }
-  __m256i s =
-      _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
-                       _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
-  g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
+  sink_sum(c0, c1, c2, c3, c4, c5, c6, c7);
   return static_cast<double>(iters) * 8 * 64;
 }
 
@@ -251,10 +257,7 @@ double int16_dot_peak(std::uint64_t iters) {
           [t3] "=&x"(t3)
         : [x] "x"(x), [y] "x"(y));
   }
-  __m256i s =
-      _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
-                       _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
-  g_sink = static_cast<std::uint64_t>(_mm256_extract_epi64(s, 0));
+  sink_sum(c0, c1, c2, c3, c4, c5, c6, c7);
   return static_cast<double>(iters) * 8 * 32;
 }
 
