@@ -240,7 +240,8 @@ std::string spec_summary(const engine::EngineStats& s) {
     std::snprintf(buf, sizeof buf, " %.2f", drafts > 0 ? static_cast<double>(a) / drafts : 0.0);
     out += buf;
   }
-  return out;
+  std::snprintf(buf, sizeof buf, ", row cost %.2f", s.spec_row_cost);
+  return out + buf;
 }
 
 }  // namespace folio::cli

@@ -105,9 +105,10 @@ std::string engine_summary(const EngineStack& e);
 void print_engine_summary(const EngineStack& e);
 
 // "speculative decoding: 120 drafts, 480 draft tokens, 301 accepted (62.7%),
-// mean accepted length 3.51, by position 0.91 0.72 0.48 0.40"; "" when off.
-// Mean accepted length is vLLM's: 1 + accepted / drafts, the tokens one
-// verification round yields.
+// mean accepted length 3.51, by position 0.91 0.72 0.48 0.40, row cost
+// 0.12"; "" when off. Mean accepted length is vLLM's: 1 + accepted / drafts,
+// the tokens one verification round yields; the row cost is what the
+// adaptive rule charges a verification row (spec/row_cost.h).
 std::string spec_summary(const engine::EngineStats& s);
 
 }  // namespace folio::cli

@@ -54,6 +54,10 @@ struct EngineStats {
   std::uint64_t spec_num_draft_tokens = 0;
   std::uint64_t spec_num_accepted_tokens = 0;
   std::vector<std::uint64_t> spec_accepted_per_pos;  // num_speculative_tokens entries
+  // What the adaptive rule charges for one verification row, as a fraction
+  // of a single-stream step: measured (spec/row_cost.h) or configured; 0
+  // without speculative decoding.
+  double spec_row_cost = 0;
 };
 
 }  // namespace folio::engine

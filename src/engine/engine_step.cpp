@@ -34,6 +34,7 @@ bool LLMEngine::step() {
     batched_ += static_cast<std::uint64_t>(plan.total_tokens);
     pool(plan, out.pooled);
     result = sample(plan, out.logits);  // 3
+    observe_row_cost(plan, out.times);
   } catch (const std::exception& e) {
     fail_plan(plan, e.what());
     publish_stats();
@@ -154,11 +155,21 @@ void LLMEngine::verify(const sched::ScheduledRequest& s, SampleStream& st,
   stage_.sampling += sw.seconds();
 }
 
+// A step that ran one sequence's decode (one row, or one plus its drafts)
+// tells what a verification row costs on this machine (spec/row_cost.h):
+// the forward's seconds as the runner timed them, by rows.
+void LLMEngine::observe_row_cost(const sched::SchedulerOutput& plan, const RunnerTimes& t) {
+  if (!proposer_ || plan.requests.size() != 1) return;
+  const sched::ScheduledRequest& s = plan.requests[0];
+  if (s.num_samples == 1 && s.num_logits == s.num_tokens())
+    row_cost_.observe(s.num_tokens(), t.prepare + t.attention + t.ffn + t.lm_head);
+}
+
 // Drafts for every caught-up single-sample sequence, as many as the load
 // rule allows this step (spec::draft_tokens_per_request), its own record of
-// accepted drafts makes worth a row and the draft's making
-// (spec::AcceptanceEstimate, draft_cost) and max_tokens leaves room for;
-// the next schedule() takes them.
+// accepted drafts makes worth a row (its cost measured) and the draft's
+// making (spec::AcceptanceEstimate, draft_cost) and max_tokens leaves room
+// for; the next schedule() takes them.
 void LLMEngine::propose() {
   if (!proposer_) return;
   const std::int32_t k = spec::draft_tokens_per_request(config_.speculative, sched_.num_running());
@@ -166,6 +177,7 @@ void LLMEngine::propose() {
   queries_.clear();
   query_streams_.clear();
   const bool with_model = config_.speculative.drafts_with_model();
+  const spec::DraftCosts costs{row_cost_.value(), draft_cost_};
   for (const sched::Request* r : sched_.running()) {
     const std::int32_t room = r->draft_room();
     if (!r->can_draft() || room < 1) continue;
@@ -175,7 +187,7 @@ void LLMEngine::propose() {
     const SeqRef& ref = seqs_.at(r->id);
     SampleStream& st = *ref.req->samples[static_cast<std::size_t>(ref.index)];
     const std::int32_t want =
-        adaptive_ ? st.acceptance.draft_length(std::min(k, room), draft_cost_) : std::min(k, room);
+        adaptive_ ? st.acceptance.draft_length(std::min(k, room), costs) : std::min(k, room);
     if (want < 1) continue;
     queries_.push_back({r->id.value(), r->tokens, want, {}, 0});
     query_streams_.push_back(&st);

@@ -92,6 +92,8 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
         proposer ? std::move(proposer) : make_proposer(config_.speculative, runner_, sched_);
     adaptive_ = config_.speculative.adaptive;
     draft_cost_ = std::max(0.0, static_cast<double>(config_.speculative.draft_cost));
+    if (config_.speculative.row_cost >= 0)
+      row_cost_ = spec::RowCostEstimate::pinned(config_.speculative.row_cost);
     spec_accepted_per_pos_.assign(
         static_cast<std::size_t>(config_.speculative.num_speculative_tokens), 0);
   }
@@ -254,6 +256,7 @@ void LLMEngine::publish_stats() {
   s.spec_num_draft_tokens = spec_draft_tokens_;
   s.spec_num_accepted_tokens = spec_accepted_;
   s.spec_accepted_per_pos = spec_accepted_per_pos_;
+  if (proposer_) s.spec_row_cost = row_cost_.value();
   std::lock_guard lock(stats_mu_);
   stats_ = s;
 }

@@ -39,6 +39,7 @@
 #include "engine/sample_stream.h"
 #include "sched/scheduler.h"
 #include "spec/proposer.h"
+#include "spec/row_cost.h"
 
 namespace folio::engine {
 
@@ -109,6 +110,7 @@ class LLMEngine {
   void verify(const sched::ScheduledRequest& s, SampleStream& st, std::span<const float> logits,
               std::size_t vocab, sched::RequestResult& rr);
   void propose();
+  void observe_row_cost(const sched::SchedulerOutput& plan, const RunnerTimes& times);
   void pool(const sched::SchedulerOutput& plan, std::span<const float> pooled);
   void forget_seq(kv::SeqId seq);
   void end_sample(Live& r, SampleStream& s, FinishReason reason);
@@ -130,6 +132,7 @@ class LLMEngine {
   std::unique_ptr<spec::Proposer> proposer_;  // null: no speculative decoding
   bool adaptive_ = true;                      // per-request draft length (config)
   double draft_cost_ = 0;                     // of one draft token (config; < 0 counts as 0)
+  spec::RowCostEstimate row_cost_;            // of one verification row (config, or measured)
   std::vector<spec::DraftQuery> queries_;     // propose() scratch
   std::vector<SampleStream*> query_streams_;  // propose(): the sample of each query
 

@@ -165,6 +165,13 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
              static_cast<double>(e.spec_accepted_per_pos[i]));
     }
   }
+  if (e.spec_row_cost > 0) {  // folio's own: what the adaptive rule charges a verification row
+    gauge("spec_decode_row_cost",
+          "One verification row's cost as a fraction of a single-stream decode step (measured, "
+          "or the configured row_cost); the adaptive rule drafts the j-th token while "
+          "acceptance^j is at least this plus draft_cost.",
+          e.spec_row_cost);
+  }
   append_family(out, "folio:request_success_total", "counter",
                 "Count of successfully processed requests.");
   for (const char* r : {"stop", "length", "abort"}) {

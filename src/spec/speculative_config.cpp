@@ -28,6 +28,13 @@ std::int32_t int_in(const json& v, const char* key, std::int32_t lo, std::int32_
   return static_cast<std::int32_t>(x);
 }
 
+// "0.3", "0.02", "2": a number as a user would write it.
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
 std::string string_of(const json& v, const char* key) {
   if (!v.is_string()) fail(std::string("\"") + key + "\" must be a string, got " + v.dump());
   return v.get<std::string>();
@@ -100,6 +107,7 @@ std::string SpeculativeConfig::describe() const {
   }
   s += " max_batch_rows=" + std::to_string(max_batch_rows);
   s += adaptive ? " adaptive" : " fixed-k";
+  if (adaptive && row_cost >= 0) s += " row_cost=" + number_text(row_cost);
   if (disable_by_batch_size > 0)
     s += " disable_by_batch_size=" + std::to_string(disable_by_batch_size);
   return s;
@@ -113,12 +121,12 @@ std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t n
   return std::clamp(k, 0, c.num_speculative_tokens);
 }
 
-std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, double draft_cost) {
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, DraftCosts costs) {
   std::int32_t j = 0;
   double worth = 1;
   while (j < k) {
     worth *= acceptance;
-    if (worth < kMinDraftWorth + draft_cost) break;
+    if (worth < costs.row + costs.draft) break;
     ++j;
   }
   return j;
@@ -130,13 +138,13 @@ void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t accepted) {
   value = (1 - kWeight) * value + kWeight * static_cast<double>(accepted) / judged;
 }
 
-bool round_pays(double acceptance, std::int32_t j, double draft_cost, double spare) {
+bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare) {
   double gain = 0, p = 1;
   for (std::int32_t i = 0; i < j; ++i) {
     p *= acceptance;
     gain += p;
   }
-  return gain > j * (kMinDraftWorth + draft_cost) + spare * draft_cost;
+  return gain > j * (costs.row + costs.draft) + spare * costs.draft;
 }
 
 void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t drafts) {
@@ -144,14 +152,14 @@ void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t dr
   spare = (1 - kWeight) * spare + kWeight * std::max(0, forwards - drafts);
 }
 
-std::int32_t AcceptanceEstimate::draft_length(std::int32_t k, double draft_cost) {
-  std::int32_t j = adaptive_draft_length(value, k, draft_cost);
-  if (j > 0 && draft_cost > 0 && !round_pays(value, j, draft_cost, spare)) j = 0;
+std::int32_t AcceptanceEstimate::draft_length(std::int32_t k, DraftCosts costs) {
+  std::int32_t j = adaptive_draft_length(value, k, costs);
+  if (j > 0 && costs.draft > 0 && !round_pays(value, j, costs, spare)) j = 0;
   if (j > 0 || k < 1) {
     idle_steps = 0;
     return j;
   }
-  if (draft_cost > 0) return 0;  // no probes for a model drafter
+  if (costs.draft > 0) return 0;  // no probes for a model drafter
   if (++idle_steps < kProbeEvery) return 0;
   idle_steps = 0;
   return 1;  // a probe
@@ -203,13 +211,21 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     } else if (key == "adaptive") {
       if (!v.is_boolean()) fail("\"adaptive\" must be true or false, got " + v.dump());
       c.adaptive = v.get<bool>();
+    } else if (key == "row_cost") {
+      if (!v.is_number()) fail("\"row_cost\" must be a number, got " + v.dump());
+      const double x = v.get<double>();
+      if (!(x >= RowCostEstimate::kMinCost && x <= RowCostEstimate::kMaxCost)) {
+        fail("\"row_cost\" must be in [" + number_text(RowCostEstimate::kMinCost) + ", " +
+             number_text(RowCostEstimate::kMaxCost) + "], got " + v.dump());
+      }
+      c.row_cost = static_cast<float>(x);
     } else if (key == "max_batch_rows") {
       c.max_batch_rows = int_in(v, "max_batch_rows", 0, 1 << 20);
     } else {
       fail("unknown key \"" + key +
            "\" (known: method, model, num_speculative_tokens, prompt_lookup_min, "
            "prompt_lookup_max, num_layers, layer_selection, draft_p_min, draft_cost, "
-           "adaptive, disable_by_batch_size, max_batch_rows)");
+           "adaptive, row_cost, disable_by_batch_size, max_batch_rows)");
     }
   }
   // vLLM's older spelling: {"model": "ngram"} without a method.
@@ -223,6 +239,8 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     fail("\"num_layers\" / \"layer_selection\" are for method \"layer_skip\"");
   if (!c.drafts_with_model() && (j.contains("draft_p_min") || j.contains("draft_cost")))
     fail("\"draft_p_min\" / \"draft_cost\" are for methods \"layer_skip\" and \"draft_model\"");
+  if (!c.adaptive && j.contains("row_cost"))
+    fail("\"row_cost\" is what the adaptive rule charges; \"adaptive\": false has no use for it");
   if (c.method == SpecMethod::kDraftModel) {
     if (!model || model->empty())
       fail("method \"draft_model\" needs \"model\": the draft GGUF's path");

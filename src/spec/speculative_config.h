@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/row_cost.h"
+
 namespace folio::spec {
 
 enum class SpecMethod { kNone, kNgram, kDraftModel, kLayerSkip };
@@ -66,6 +68,10 @@ struct SpeculativeConfig {
   // drafts only as many tokens as its own acceptance record makes worth a
   // verification row. false: always K (within the load rule).
   bool adaptive = true;
+  // What one verification row costs, as a fraction of a single-stream
+  // target step (the adaptive rule charges it). < 0: measured while the
+  // engine runs (spec/row_cost.h), kDefaultRowCost until then.
+  float row_cost = -1;
 
   bool enabled() const { return method != SpecMethod::kNone; }
   // The proposer runs a model over the KV cache, which must hold slots for
@@ -79,6 +85,7 @@ struct SpeculativeConfig {
 
 // Largest num_speculative_tokens accepted (each is a logit row per request).
 inline constexpr std::int32_t kMaxSpeculativeTokens = 16;
+static_assert(RowCostEstimate::kMaxRows == kMaxSpeculativeTokens + 1);
 // Longest n-gram prompt lookup matches.
 inline constexpr std::int32_t kMaxPromptLookup = 64;
 
@@ -96,26 +103,31 @@ std::vector<std::size_t> draft_layer_list(const SpeculativeConfig& c, std::int32
 // min(K, max_batch_rows / num_running - 1).
 std::int32_t draft_tokens_per_request(const SpeculativeConfig& c, std::int32_t num_running);
 
+// What the adaptive rule charges for a draft token, in units of a
+// single-stream target step: the verification row it adds (`row`: measured,
+// RowCostEstimate) and making it (`draft`: 0 for ngram, about the drafter's
+// share of the target's weight bytes for a model drafter).
+struct DraftCosts {
+  double row = kDefaultRowCost;
+  double draft = 0;
+};
+
 // Per-request adaptive draft length. `acceptance` is the request's running
 // estimate of the chance that a draft token is accepted (AcceptanceEstimate);
 // the j-th draft of a round is verified only when all before it were
-// accepted, so it yields acceptance^j tokens, and it costs one more
-// verification row (kMinDraftWorth: measured, about this fraction of a
-// single-stream decode step on the 2-core EPYC) plus making the draft
-// (`draft_cost`, the same unit; 0 for ngram). It is worth it while
-// acceptance^j >= kMinDraftWorth + draft_cost. Returns the largest such
-// j <= k (0: draft nothing this step).
-inline constexpr double kMinDraftWorth = 0.3;
-std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, double draft_cost = 0);
+// accepted, so it yields acceptance^j tokens, and it costs costs.row +
+// costs.draft. It is worth it while acceptance^j >= costs.row + costs.draft.
+// Returns the largest such j <= k (0: draft nothing this step).
+std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, DraftCosts costs = {});
 
 // Whether a round of j drafts pays for itself when each draft costs
-// kMinDraftWorth + draft_cost and `spare` more draft forwards (one whose
-// token draft_p_min dropped) cost draft_cost each: it yields
-// acceptance + acceptance^2 + ... + acceptance^j tokens beyond the step's
-// own. A drafter that agrees with the target almost always but costs about
-// a step per token (the same network at another quantization) does not pay:
-// plain decoding is faster, and the rule says so.
-bool round_pays(double acceptance, std::int32_t j, double draft_cost, double spare);
+// costs.row + costs.draft and `spare` more draft forwards (one whose token
+// draft_p_min dropped) cost costs.draft each: it yields acceptance +
+// acceptance^2 + ... + acceptance^j tokens beyond the step's own. A drafter
+// that agrees with the target almost always but costs about a step per
+// token (the same network at another quantization) does not pay: plain
+// decoding is faster, and the rule says so.
+bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare);
 
 // Running estimate of a request's per-token acceptance: an exponential
 // average over verification rounds of accepted / judged, where a round
@@ -140,7 +152,7 @@ struct AcceptanceEstimate {
   void observe_forwards(std::int32_t forwards, std::int32_t drafts);
   // Drafts to ask for this step, at most k (adaptive_draft_length, then
   // round_pays).
-  std::int32_t draft_length(std::int32_t k, double draft_cost = 0);
+  std::int32_t draft_length(std::int32_t k, DraftCosts costs = {});
 };
 
 // Throws folio::Error ("--speculative-config: ...") for bad JSON, an unknown

@@ -398,6 +398,69 @@ TEST(EngineSpec, ACostlyDrafterIsNeverRun) {
   EXPECT_EQ(costly.spec_num_drafts, 0u);
 }
 
+// The adaptive rule charges a verification row what it costs on the
+// machine, measured from the runner's forward times of one-sequence steps:
+// drafts that are right a third of the time (first-draft acceptance about
+// 0.3) pay where a row costs 0.05 of a step and do not where it costs 0.9.
+// Requests run one at a time; outputs stay the same either way.
+TEST(EngineSpec, TheRowCostIsMeasuredAndDecidesTheDraftLength) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 4; ++i) {
+    Job j;
+    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
+    j.params.temperature = 0;
+    j.params.max_tokens = 100;
+    j.params.ignore_eos = true;
+    jobs.push_back(std::move(j));
+  }
+  const auto ref = run(jobs, config(256, 0));
+  struct Outcome {
+    EngineStats stats;
+    std::vector<std::vector<TokenId>> tokens;
+  };
+  const auto one_at_a_time = [&](double per_row) {
+    FakeModelRunner runner;
+    runner.set_step_seconds(0.004, per_row);
+    EngineConfig c = config(256, 4);
+    LLMEngine engine(runner, {kFakeVocab - 1}, c,
+                     std::make_unique<ReplayProposer>(known(jobs, ref), 0.7, 11));
+    Outcome o;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto ch = engine.add_request(request(jobs, i));
+      engine.run_until_idle();
+      o.tokens.emplace_back();
+      for (const RequestOutput& out : ch->drain())
+        for (const SampleDelta& d : out.samples)
+          o.tokens.back().insert(o.tokens.back().end(), d.token_ids.begin(), d.token_ids.end());
+    }
+    o.stats = engine.stats();
+    return o;
+  };
+  const Outcome cheap = one_at_a_time(0.05), dear = one_at_a_time(0.9);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(cheap.tokens[i], ref[i].tokens[0]) << i;
+    EXPECT_EQ(dear.tokens[i], ref[i].tokens[0]) << i;
+  }
+  EXPECT_NEAR(cheap.stats.spec_row_cost, 0.05, 0.03);
+  EXPECT_NEAR(dear.stats.spec_row_cost, 0.9, 0.1);
+  EXPECT_GT(cheap.stats.spec_num_draft_tokens, 3 * dear.stats.spec_num_draft_tokens);
+  EXPECT_GT(cheap.stats.spec_num_accepted_tokens, 2 * dear.stats.spec_num_accepted_tokens);
+  // Pinned, the measurement is not used: 0.05 drafts as the cheap machine
+  // measured, on the dear one.
+  FakeModelRunner runner;
+  runner.set_step_seconds(0.004, 0.9);
+  EngineConfig c = config(256, 4);
+  c.speculative.row_cost = 0.05f;
+  LLMEngine engine(runner, {kFakeVocab - 1}, c,
+                   std::make_unique<ReplayProposer>(known(jobs, ref), 0.7, 11));
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    engine.add_request(request(jobs, i));
+    engine.run_until_idle();
+  }
+  EXPECT_FLOAT_EQ(static_cast<float>(engine.stats().spec_row_cost), 0.05f);
+  EXPECT_GT(engine.stats().spec_num_draft_tokens, 3 * dear.stats.spec_num_draft_tokens);
+}
+
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {
   const auto jobs = sampled_jobs(200, 0.8f);
   const auto a = run(jobs, config(1024, 4), std::make_unique<PeakProposer>());

@@ -9,7 +9,8 @@
 // follows fake_next() exactly and any bookkeeping bug (a shared block
 // written in place, a wrong prefix hit, a lost copy, a stale table) changes
 // the tokens. fail_on(k) makes the k-th execute() throw (a failed step);
-// pause() holds execute() (a long step) until unpaused. Its hidden state of
+// pause() holds execute() (a long step) until unpaused; set_step_seconds()
+// makes it report forward times that grow with the rows. Its hidden state of
 // a token is (token, position), so a pooled mean is checkable by hand.
 #pragma once
 
@@ -92,7 +93,16 @@ class FakeModelRunner final : public ModelRunner {
     RunnerOutput out;
     out.logits = logits_;
     out.pooled = pooled_;
+    if (step_seconds_ > 0)  // a machine where each row adds per_row of a one-row step
+      out.times.ffn = step_seconds_ * (1 + per_row_ * (plan.total_tokens - 1));
     return out;
+  }
+  // Reports a forward of r rows as taking seconds * (1 + per_row * (r - 1))
+  // (what the engine measures a verification row's cost from); by default
+  // no time at all.
+  void set_step_seconds(double seconds, double per_row) {
+    step_seconds_ = seconds;
+    per_row_ = per_row;
   }
 
   // A model drafter over the same KV: it reads the history through the
@@ -147,6 +157,7 @@ class FakeModelRunner final : public ModelRunner {
   int executes_ = 0;
   int drafts_ = 0;
   int fail_on_ = -1;
+  double step_seconds_ = 0, per_row_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   bool paused_ = false;

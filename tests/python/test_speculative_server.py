@@ -2,7 +2,7 @@
 server with speculation (n-gram; a draft model, here the default model itself) equals the same
 request's response from a plain server (greedy: text, token logprobs, finish reasons, usage; stop
 strings inside accepted runs; streaming; n=2), /metrics carries vLLM's spec_decode counters with
-drafts accepted, and a bad config is refused at start-up with a message naming the key, a draft
+drafts accepted (and folio's row-cost gauge), and a bad config is refused at start-up with a message naming the key, a draft
 model of another vocabulary with one saying where it differs."""
 import subprocess
 import urllib.request
@@ -86,6 +86,8 @@ def test_speculative_server_answers_as_the_plain_one(plain_answers, method):
                if line.startswith("folio:spec_decode_num_accepted_tokens_per_pos_total{")]
     assert len(per_pos) == 4
     assert sum(float(line.rsplit(" ", 1)[1]) for line in per_pos) == accepted
+    # folio's gauge of a verification row's cost (measured on this machine): within its bounds.
+    assert 0.02 <= counter(m, "folio:spec_decode_row_cost") <= 2
 
 
 def test_bad_speculative_config_is_refused_naming_the_key():

@@ -37,7 +37,7 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeOnce) {
   std::size_t types = 0, pos = 0;
   while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++types, ++pos;
   // 3 gauges + 9 counters (3 of them spec_decode_*) + 6 histograms + the stage counter; the
-  // per-position acceptance family only while speculative decoding is on.
+  // per-position acceptance family and the row-cost gauge only while speculative decoding is on.
   EXPECT_EQ(types, 19u);
   EXPECT_NE(out.find("folio:request_success_total{finished_reason=\"stop\",model_name=\"m\"} 1\n"),
             std::string::npos);
@@ -67,6 +67,11 @@ TEST(Metrics, SpeculativeDecodingCountersUseVllmNames) {
     EXPECT_NE(out.find(line), std::string::npos) << line;
   }
   EXPECT_NE(out.find("stage=\"propose\""), std::string::npos);
+  EXPECT_EQ(out.find("folio:spec_decode_row_cost"), std::string::npos);  // not measured: 0
+  e.spec_row_cost = 0.125;
+  EXPECT_NE(m.render(e).find("# TYPE folio:spec_decode_row_cost gauge\n"
+                             "folio:spec_decode_row_cost{model_name=\"m\"} 0.125\n"),
+            std::string::npos);
 }
 
 }  // namespace

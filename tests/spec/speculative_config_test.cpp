@@ -150,26 +150,31 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   EXPECT_EQ(adaptive_draft_length(0.7, 16), 3);
   EXPECT_EQ(adaptive_draft_length(0.5, 16), 1);
   EXPECT_EQ(adaptive_draft_length(0.25, 16), 0);
+  // The row's cost as measured on a machine: at 0.1, acceptance^j >= 0.1.
+  EXPECT_EQ(adaptive_draft_length(0.5, 16, {.row = 0.1}), 3);
+  EXPECT_EQ(adaptive_draft_length(0.25, 16, {.row = 0.1}), 1);
+  EXPECT_EQ(adaptive_draft_length(0.9, 16, {.row = 0.95}), 0);
   // A draft that costs 0.6 of a step: acceptance^j >= 0.9; at 0.8, none.
-  EXPECT_EQ(adaptive_draft_length(0.95, 16, 0.6), 2);
-  EXPECT_EQ(adaptive_draft_length(0.85, 16, 0.6), 0);
-  EXPECT_EQ(adaptive_draft_length(1.0, 16, 0.8), 0);
+  EXPECT_EQ(adaptive_draft_length(0.95, 16, {.draft = 0.6}), 2);
+  EXPECT_EQ(adaptive_draft_length(0.85, 16, {.draft = 0.6}), 0);
+  EXPECT_EQ(adaptive_draft_length(1.0, 16, {.draft = 0.8}), 0);
   // A round pays when its expected tokens exceed its drafts' cost.
-  EXPECT_TRUE(round_pays(0.9, 3, 0, 0));        // 2.44 > 0.9
-  EXPECT_TRUE(round_pays(1.0, 4, 0.2, 0));      // 4 > 2.0
-  EXPECT_FALSE(round_pays(1.0, 4, 0.67, 1.0));  // 4 < 3.88 + 0.67: a step's worth per token
-  EXPECT_FALSE(round_pays(0.5, 1, 0.25, 0));    // 0.5 < 0.55
-  AcceptanceEstimate costly;                    // charged one spare forward a round until measured
-  EXPECT_EQ(costly.draft_length(4, 0.67), 0);   // 4 < 3.88 + 0.67
+  EXPECT_TRUE(round_pays(0.9, 3, {.draft = 0}, 0));    // 2.44 > 0.9
+  EXPECT_TRUE(round_pays(1.0, 4, {.draft = 0.2}, 0));  // 4 > 2.0
+  // 4 < 3.88 + 0.67: a step's worth per token.
+  EXPECT_FALSE(round_pays(1.0, 4, {.draft = 0.67}, 1.0));
+  EXPECT_FALSE(round_pays(0.5, 1, {.draft = 0.25}, 0));  // 0.5 < 0.55
+  AcceptanceEstimate costly;  // charged one spare forward a round until measured
+  EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);       // 4 < 3.88 + 0.67
   for (int i = 0; i < 40; ++i) costly.observe_forwards(4, 4);  // runs of K: no spare forward
   EXPECT_LT(costly.spare, 0.01);
-  EXPECT_EQ(costly.draft_length(4, 0.67), 4);  // 4 > 3.88
-  costly.observe_forwards(5, 4);               // draft_p_min stopped the run: one forward spare
+  EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 4);  // 4 > 3.88
+  costly.observe_forwards(5, 4);  // draft_p_min stopped the run: one forward spare
   EXPECT_NEAR(costly.spare, 0.3, 0.01);
-  EXPECT_EQ(costly.draft_length(4, 0.67), 0);  // 4 < 3.88 + 0.2
-  EXPECT_EQ(costly.draft_length(4, 0.1), 4);
+  EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);  // 4 < 3.88 + 0.2
+  EXPECT_EQ(costly.draft_length(4, {.draft = 0.1}), 4);
   for (int i = 0; i < 3 * AcceptanceEstimate::kProbeEvery; ++i)
-    EXPECT_EQ(costly.draft_length(4, 0.67), 0);  // a model drafter does not probe
+    EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);  // a model drafter does not probe
   AcceptanceEstimate e;
   EXPECT_EQ(e.draft_length(4), 4);  // optimistic start
   for (int i = 0; i < 12; ++i) e.observe(4, 0);
@@ -187,6 +192,24 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
                    .adaptive);
   EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "adaptive": 1})")
                 .find("\"adaptive\" must be true or false"),
+            std::string::npos);
+  // row_cost: pinned, or measured (-1) when absent; out of range, of the
+  // wrong type or beside "adaptive": false, refused.
+  EXPECT_LT(
+      parse_speculative_config(R"({"method": "ngram", "num_speculative_tokens": 2})").row_cost, 0);
+  const auto pinned = parse_speculative_config(R"({"method": "ngram", "num_speculative_tokens": 2,)"
+                                               R"( "row_cost": 0.15})");
+  EXPECT_FLOAT_EQ(pinned.row_cost, 0.15f);
+  EXPECT_NE(pinned.describe().find(" adaptive row_cost=0.15"), std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "row_cost": 0})")
+                .find("\"row_cost\" must be in [0.02, 2], got 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "row_cost": "x"})")
+                .find("\"row_cost\" must be a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 2, "row_cost": 0.2,)"
+                     R"( "adaptive": false})")
+                .find("\"adaptive\": false has no use for it"),
             std::string::npos);
 }
 
