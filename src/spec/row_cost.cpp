@@ -29,12 +29,14 @@ bool RowCostEstimate::measured() const {
 double RowCostEstimate::value() const {
   if (pinned_ >= 0) return pinned_;
   if (!measured()) return kDefaultRowCost;
-  // Each row count weighs as many steps as it has seen (so the prior fades).
+  // Each row count weighs as many steps as it has seen (so the prior fades)
+  // times (r - 1)^2: a step's noise divides by r - 1 in its per-row cost.
   double sum = kPriorWeight * kDefaultRowCost, weight = kPriorWeight;
   for (std::size_t r = 2; r < mean_.size(); ++r) {
     if (count_[r] == 0) continue;
-    const double per_row = (mean_[r] / mean_[1] - 1) / static_cast<double>(r - 1);
-    const auto w = static_cast<double>(count_[r]);
+    const auto extra = static_cast<double>(r - 1);
+    const double per_row = (mean_[r] / mean_[1] - 1) / extra;
+    const double w = static_cast<double>(count_[r]) * extra * extra;
     sum += w * std::clamp(per_row, 0.0, kMaxCost);
     weight += w;
   }

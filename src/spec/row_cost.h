@@ -12,7 +12,8 @@
 //           timed them) with r rows (1 + the drafts verified);
 //   cost  = (T[r] / T[1] - 1) / (r - 1), averaged over the row counts seen,
 //
-// each row count weighted by its steps, blended with a prior
+// each row count weighted by its steps times (r - 1)^2 (the per-row cost
+// of a wider step is the less noisy), blended with a prior
 // (kDefaultRowCost, worth kPriorWeight steps) so that the first few steps
 // neither swing it nor wait for it; the prior fades as steps accumulate.
 // Until one-row and several-row steps have both been seen, value() is the

@@ -27,9 +27,13 @@ TEST(RowCost, ThePriorUntilBothKindsOfStepAreSeen) {
   EXPECT_DOUBLE_EQ(e.value(), kDefaultRowCost);
   feed(e, 1, 0.1, 1);
   EXPECT_TRUE(e.measured());
-  // 20 steps at 0.1 against the prior's kPriorWeight at 0.3.
+  // 20 steps of 4 extra rows (weight 20 x 4^2) at 0.1 against the prior's
+  // kPriorWeight at 0.3.
   const double w = RowCostEstimate::kPriorWeight;
-  EXPECT_NEAR(e.value(), (w * kDefaultRowCost + 20 * 0.1) / (w + 20), 1e-9);
+  EXPECT_NEAR(e.value(), (w * kDefaultRowCost + 320 * 0.1) / (w + 320), 1e-9);
+  // One two-row step (weight 1) at 0.5 moves it little.
+  e.observe(2, 0.005 * 1.5);
+  EXPECT_NEAR(e.value(), (w * kDefaultRowCost + 320 * 0.1 + 0.5) / (w + 321), 1e-9);
 }
 
 TEST(RowCost, ConvergesToTheMachinesCostAndFollowsAChange) {
