@@ -35,6 +35,16 @@ std::string number_text(double x) {
   return buf;
 }
 
+double number_in(const json& v, const char* key, double lo, double hi) {
+  if (!v.is_number()) fail(std::string("\"") + key + "\" must be a number, got " + v.dump());
+  const double x = v.get<double>();
+  if (!(x >= lo && x <= hi)) {
+    fail(std::string("\"") + key + "\" must be in [" + number_text(lo) + ", " + number_text(hi) +
+         "], got " + v.dump());
+  }
+  return x;
+}
+
 std::string string_of(const json& v, const char* key) {
   if (!v.is_string()) fail(std::string("\"") + key + "\" must be a string, got " + v.dump());
   return v.get<std::string>();
@@ -192,15 +202,9 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
     } else if (key == "num_layers") {
       c.num_layers = int_in(v, "num_layers", 1, 1 << 16);
     } else if (key == "draft_p_min") {
-      if (!v.is_number()) fail("\"draft_p_min\" must be a number, got " + v.dump());
-      const double x = v.get<double>();
-      if (!(x >= 0 && x <= 1)) fail("\"draft_p_min\" must be in [0, 1], got " + v.dump());
-      c.draft_p_min = static_cast<float>(x);
+      c.draft_p_min = static_cast<float>(number_in(v, "draft_p_min", 0, 1));
     } else if (key == "draft_cost") {
-      if (!v.is_number()) fail("\"draft_cost\" must be a number, got " + v.dump());
-      const double x = v.get<double>();
-      if (!(x >= 0 && x <= 4)) fail("\"draft_cost\" must be in [0, 4], got " + v.dump());
-      c.draft_cost = static_cast<float>(x);
+      c.draft_cost = static_cast<float>(number_in(v, "draft_cost", 0, 4));
     } else if (key == "layer_selection") {
       c.layer_selection = string_of(v, "layer_selection");
       if (c.layer_selection != "first" && c.layer_selection != "ends")
@@ -212,13 +216,8 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
       if (!v.is_boolean()) fail("\"adaptive\" must be true or false, got " + v.dump());
       c.adaptive = v.get<bool>();
     } else if (key == "row_cost") {
-      if (!v.is_number()) fail("\"row_cost\" must be a number, got " + v.dump());
-      const double x = v.get<double>();
-      if (!(x >= RowCostEstimate::kMinCost && x <= RowCostEstimate::kMaxCost)) {
-        fail("\"row_cost\" must be in [" + number_text(RowCostEstimate::kMinCost) + ", " +
-             number_text(RowCostEstimate::kMaxCost) + "], got " + v.dump());
-      }
-      c.row_cost = static_cast<float>(x);
+      c.row_cost = static_cast<float>(
+          number_in(v, "row_cost", RowCostEstimate::kMinCost, RowCostEstimate::kMaxCost));
     } else if (key == "max_batch_rows") {
       c.max_batch_rows = int_in(v, "max_batch_rows", 0, 1 << 20);
     } else {
