@@ -142,10 +142,12 @@ std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, DraftCosts
   return j;
 }
 
-void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t accepted) {
+void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t num_accepted) {
   if (drafts < 1) return;
-  const std::int32_t judged = accepted < drafts ? accepted + 1 : drafts;
-  value = (1 - kWeight) * value + kWeight * static_cast<double>(accepted) / judged;
+  const std::int32_t num_judged = num_accepted < drafts ? num_accepted + 1 : drafts;
+  accepted = (1 - kWeight) * accepted + num_accepted;
+  judged = (1 - kWeight) * judged + num_judged;
+  value = accepted / judged;
 }
 
 bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare) {
@@ -155,6 +157,11 @@ bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spar
     gain += p;
   }
   return gain > j * (costs.row + costs.draft) + spare * costs.draft;
+}
+
+bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idle) {
+  const double catch_up = 1 + std::max(0, idle - 1) * costs.row;
+  return costs.draft <= 0 || round_pays(1.0, k, costs, spare + catch_up);
 }
 
 void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t drafts) {
@@ -169,10 +176,12 @@ std::int32_t AcceptanceEstimate::draft_length(std::int32_t k, DraftCosts costs) 
     idle_steps = 0;
     return j;
   }
-  if (costs.draft > 0) return 0;  // no probes for a model drafter
-  if (++idle_steps < kProbeEvery) return 0;
+  if (++idle_steps < kProbeEvery || !probe_pays(k, costs, spare, kProbeEvery)) return 0;
   idle_steps = 0;
-  return 1;  // a probe
+  // A probe: one token when drafts are free; a model drafter's, the round
+  // probe_pays judged (its catch-up is paid either way, and k judged tokens
+  // tell more than one).
+  return costs.draft > 0 ? k : 1;
 }
 
 SpeculativeConfig parse_speculative_config(const std::string& text) {

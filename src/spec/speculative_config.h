@@ -129,25 +129,45 @@ std::int32_t adaptive_draft_length(double acceptance, std::int32_t k, DraftCosts
 // decoding is faster, and the rule says so.
 bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare);
 
-// Running estimate of a request's per-token acceptance: an exponential
-// average over verification rounds of accepted / judged, where a round
-// with k drafts and a accepted judged a + 1 tokens (a < k) or k (a == k).
-// Starts optimistic (1) so every request gets a first try, and with one
-// spare forward a round (a drafter's cost is charged in full until measured:
-// a drafter that would not pay even then is never tried, because trying a
-// model drafter first catches its K/V up on the whole context). A request
-// whose estimate fell to zero drafts still gets a one-token probe every
-// kProbeEvery steps when drafts are free (ngram), so it can recover when its
-// output starts to repeat; a model drafter does not probe (the probe's
-// catch-up on every token since the last costs more than it can win).
+// Whether a model drafter's probe after `idle` steps without drafts could
+// pay: a round of k drafts, all accepted, yields more than their cost, the
+// `spare` forwards and the catch-up of the idle tokens' K/V (one forward of
+// `idle` rows: 1 + (idle - 1) x costs.row draft forwards). Free drafts
+// (costs.draft 0) always may.
+bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idle);
+
+// Running estimate of a request's per-token acceptance: accepted / judged
+// tokens, both sums decaying by (1 - kWeight) a verification round, where a
+// round with k drafts and a accepted judged a + 1 tokens (a < k) or k
+// (a == k). Counting tokens, not rounds, makes it the chance a draft token
+// is accepted: one first-token miss after rounds of four accepted weighs
+// one token against their sixteen, where an average of rounds' ratios
+// would fall by kWeight at once (for a cheap model drafter on the Xeon of
+// docs/PERFORMANCE.md, below its cost: requests stopped drafting for good).
+// Starts optimistic (kPriorTokens accepted of as many judged) so every
+// request gets a first try, and with one spare forward a round (a
+// drafter's cost is charged in full until measured: a drafter that would
+// not pay even then is never tried, because trying a model drafter first
+// catches its K/V up on the whole context). A request whose estimate fell
+// to zero drafts still gets a one-token probe every kProbeEvery steps, so
+// it can recover when its output starts to repeat or the drafter to agree.
+// A model drafter's probe first catches its K/V up on the kProbeEvery
+// tokens since its last draft (a forward of that many rows), so it probes
+// only where a round of k drafts all accepted would pay for that too
+// (probe_pays), and with that round of k (one token tells little for the
+// catch-up's price): a drafter that costs about a step per token never
+// probes.
 struct AcceptanceEstimate {
   static constexpr double kWeight = 0.3;
+  static constexpr double kPriorTokens = 3;
   static constexpr std::int32_t kProbeEvery = 16;
-  double value = 1.0;
+  double value = 1.0;  // accepted / judged
+  double accepted = kPriorTokens;
+  double judged = kPriorTokens;
   double spare = 1.0;  // the same average of draft forwards beyond the drafts a round got
   std::int32_t idle_steps = 0;
 
-  void observe(std::int32_t drafts, std::int32_t accepted);
+  void observe(std::int32_t drafts, std::int32_t num_accepted);
   // A proposal took `forwards` model forwards for `drafts` tokens.
   void observe_forwards(std::int32_t forwards, std::int32_t drafts);
   // Drafts to ask for this step, at most k (adaptive_draft_length, then

@@ -39,8 +39,11 @@ EngineConfig config(std::int32_t blocks, std::int32_t k) {
 // corrupting each draft token with probability `wrong`.
 class ReplayProposer final : public spec::Proposer {
  public:
-  ReplayProposer(std::vector<std::vector<TokenId>> known, double wrong, std::uint64_t seed)
-      : known_(std::move(known)), wrong_(wrong), rng_(seed) {}
+  // Each draft token is wrong with probability `wrong`, and always below
+  // position `right_from`.
+  ReplayProposer(std::vector<std::vector<TokenId>> known, double wrong, std::uint64_t seed,
+                 std::size_t right_from = 0)
+      : known_(std::move(known)), wrong_(wrong), right_from_(right_from), rng_(seed) {}
   const char* name() const override { return "replay"; }
   void propose(std::span<spec::DraftQuery> queries) override {
     for (spec::DraftQuery& q : queries) {
@@ -52,7 +55,8 @@ class ReplayProposer final : public spec::Proposer {
         for (std::size_t i = q.tokens.size();
              i < full.size() && q.draft.size() < static_cast<std::size_t>(q.max_tokens); ++i) {
           TokenId t = full[i];
-          if (std::uniform_real_distribution<double>(0, 1)(rng_) < wrong_) t = t % 500 + 1;
+          if (i < right_from_ || std::uniform_real_distribution<double>(0, 1)(rng_) < wrong_)
+            t = t % 500 + 1;
           q.draft.push_back(t);
         }
         break;
@@ -66,6 +70,7 @@ class ReplayProposer final : public spec::Proposer {
  private:
   std::vector<std::vector<TokenId>> known_;
   double wrong_;
+  std::size_t right_from_;
   std::mt19937_64 rng_;
 };
 
@@ -459,6 +464,52 @@ TEST(EngineSpec, TheRowCostIsMeasuredAndDecidesTheDraftLength) {
   }
   EXPECT_FLOAT_EQ(static_cast<float>(engine.stats().spec_row_cost), 0.05f);
   EXPECT_GT(engine.stats().spec_num_draft_tokens, 3 * dear.stats.spec_num_draft_tokens);
+}
+
+// A model drafter whose drafts all fail for a while stops drafting, then
+// probes every kProbeEvery steps and drafts again once they hold, when it
+// is cheap (a third of a step per token, rows at 0.15: a round of four
+// accepted would pay for the probe's catch-up); one that costs 0.67 of a
+// step never probes. Drafts are wrong for the first 30 outputs of each
+// request, then right 9 times in 10 (recovering takes two probes: the
+// estimate the misses left needs two rounds of four accepted). Outputs stay
+// the same.
+TEST(EngineSpec, ACheapModelDrafterProbesAndRecovers) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 3; ++i) {
+    Job j;
+    j.prompt = {static_cast<TokenId>(5 + i), 9, 27};
+    j.params.temperature = 0;
+    j.params.max_tokens = 160;
+    j.params.ignore_eos = true;
+    jobs.push_back(std::move(j));
+  }
+  const auto with = [](std::int32_t k) {
+    EngineConfig c = config(256, k);
+    c.max_model_len = 192;
+    return c;
+  };
+  const auto ref = run(jobs, with(0));
+  const auto accepted = [&](float draft_cost) {
+    FakeModelRunner runner;
+    runner.set_step_seconds(0.004, 0.15);
+    EngineConfig c = with(4);
+    c.speculative.draft_cost = draft_cost;  // the replay stands in for a model drafter
+    LLMEngine engine(runner, {kFakeVocab - 1}, c,
+                     std::make_unique<ReplayProposer>(known(jobs, ref), 0.1, 5, 3 + 30));
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto ch = engine.add_request(request(jobs, i));
+      engine.run_until_idle();
+      std::vector<TokenId> got;
+      for (const RequestOutput& out : ch->drain())
+        for (const SampleDelta& d : out.samples)
+          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
+      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+    }
+    return engine.stats().spec_num_accepted_tokens;
+  };
+  EXPECT_GT(accepted(0.33f), 3u * 40);  // of the last 130 outputs of each
+  EXPECT_EQ(accepted(0.67f), 0u);
 }
 
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {

@@ -173,8 +173,23 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   EXPECT_NEAR(costly.spare, 0.3, 0.01);
   EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);  // 4 < 3.88 + 0.2
   EXPECT_EQ(costly.draft_length(4, {.draft = 0.1}), 4);
+  // A drafter that costs about a step per token never probes: the probe's
+  // catch-up (kProbeEvery rows) could not pay even if every draft held.
+  EXPECT_FALSE(probe_pays(4, {.draft = 0.67}, 0.3, AcceptanceEstimate::kProbeEvery));
   for (int i = 0; i < 3 * AcceptanceEstimate::kProbeEvery; ++i)
-    EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);  // a model drafter does not probe
+    EXPECT_EQ(costly.draft_length(4, {.draft = 0.67}), 0);
+  // A cheap one (a third of a step, rows at 0.15) whose estimate fell below
+  // its cost probes every kProbeEvery steps: 4 > 4 x 0.48 + 0.33 x (1 + 1 +
+  // 15 x 0.15).
+  const DraftCosts cheap{.row = 0.15, .draft = 0.33};
+  EXPECT_TRUE(probe_pays(4, cheap, 1.0, AcceptanceEstimate::kProbeEvery));
+  EXPECT_TRUE(probe_pays(4, {.row = 0.9}, 5.0, 100));  // free drafts always may
+  AcceptanceEstimate fell;
+  for (int i = 0; i < 12; ++i) fell.observe(4, 0);
+  int model_probes = 0;
+  for (int i = 0; i < 2 * AcceptanceEstimate::kProbeEvery; ++i)
+    model_probes += fell.draft_length(4, cheap);
+  EXPECT_EQ(model_probes, 2 * 4);  // probes of the round it judged
   AcceptanceEstimate e;
   EXPECT_EQ(e.draft_length(4), 4);  // optimistic start
   for (int i = 0; i < 12; ++i) e.observe(4, 0);
@@ -184,9 +199,20 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   EXPECT_EQ(probes, 2);  // one one-token probe per kProbeEvery steps
   for (int i = 0; i < 12; ++i) e.observe(4, 4);
   EXPECT_EQ(e.draft_length(4), 4);  // recovered
-  const double before = e.value;
-  e.observe(4, 1);  // 1 accepted of 2 judged
-  EXPECT_DOUBLE_EQ(e.value, 0.7 * before + 0.3 * 0.5);
+  // Tokens, not rounds: both sums decay by 0.7 a round, then the round's
+  // 1 accepted of 2 judged adds to them.
+  const double accepted = e.accepted, judged = e.judged;
+  e.observe(4, 1);
+  EXPECT_DOUBLE_EQ(e.value, (0.7 * accepted + 1) / (0.7 * judged + 2));
+  // One first-token miss after rounds of four accepted weighs one token
+  // against theirs: the estimate stays high (an average of the rounds'
+  // ratios would fall to 0.7), so a cheap model drafter keeps drafting.
+  AcceptanceEstimate steady;
+  for (int i = 0; i < 12; ++i) steady.observe(4, 4);
+  steady.observe(4, 0);
+  EXPECT_GT(steady.value, 0.9);
+  EXPECT_GE(steady.draft_length(4, cheap), 3);
+  EXPECT_EQ(AcceptanceEstimate{}.value, 1.0);  // optimistic start: kPriorTokens of as many
   EXPECT_FALSE(parse_speculative_config(
                    R"({"method": "ngram", "num_speculative_tokens": 2, "adaptive": false})")
                    .adaptive);
