@@ -142,8 +142,8 @@ double median(std::vector<double> v) {
 }
 
 // into += after - before, for the speculative-decoding counters (`into`
-// starts empty: its per-position list takes after's length); the row cost
-// is after's.
+// starts empty: its per-position list takes after's length); the row and
+// draft costs are after's.
 void add_spec_delta(engine::EngineStats& into, const engine::EngineStats& after,
                     const engine::EngineStats& before) {
   into.spec_num_drafts += after.spec_num_drafts - before.spec_num_drafts;
@@ -153,7 +153,8 @@ void add_spec_delta(engine::EngineStats& into, const engine::EngineStats& after,
   for (std::size_t i = 0; i < after.spec_accepted_per_pos.size(); ++i)
     into.spec_accepted_per_pos[i] +=
         after.spec_accepted_per_pos[i] - before.spec_accepted_per_pos[i];
-  into.spec_row_cost = after.spec_row_cost;  // an estimate, not a counter: the latest
+  into.spec_row_cost = after.spec_row_cost;  // estimates, not counters: the latest
+  into.spec_draft_cost = after.spec_draft_cost;
 }
 
 // /proc/cpuinfo's first "model name" ("unknown" elsewhere): every figure
@@ -243,7 +244,8 @@ int bench_spec(const SpecArgs& a) {
                          {"draft_tokens", sc.spec_num_draft_tokens},
                          {"accepted", sc.spec_num_accepted_tokens},
                          {"accepted_per_pos", sc.spec_accepted_per_pos},
-                         {"row_cost", sc.spec_row_cost}};
+                         {"row_cost", sc.spec_row_cost},
+                         {"draft_cost", sc.spec_draft_cost}};
   }
   std::printf("outputs differing between plain and speculative: %d (must be 0)\n", mismatches);
 

@@ -241,7 +241,12 @@ std::string spec_summary(const engine::EngineStats& s) {
     out += buf;
   }
   std::snprintf(buf, sizeof buf, ", row cost %.2f", s.spec_row_cost);
-  return out + buf;
+  out += buf;
+  if (s.spec_draft_cost > 0) {
+    std::snprintf(buf, sizeof buf, ", draft cost %.2f", s.spec_draft_cost);
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace folio::cli

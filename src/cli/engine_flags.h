@@ -106,9 +106,10 @@ void print_engine_summary(const EngineStack& e);
 
 // "speculative decoding: 120 drafts, 480 draft tokens, 301 accepted (62.7%),
 // mean accepted length 3.51, by position 0.91 0.72 0.48 0.40, row cost
-// 0.12"; "" when off. Mean accepted length is vLLM's: 1 + accepted / drafts,
-// the tokens one verification round yields; the row cost is what the
-// adaptive rule charges a verification row (spec/row_cost.h).
+// 0.12[, draft cost 0.21]"; "" when off. Mean accepted length is vLLM's: 1 +
+// accepted / drafts, the tokens one verification round yields; the row and
+// draft costs are what the adaptive rule charges a verification row and a
+// model drafter's forward (spec/row_cost.h, spec/draft_cost.h).
 std::string spec_summary(const engine::EngineStats& s);
 
 }  // namespace folio::cli

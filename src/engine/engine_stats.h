@@ -58,6 +58,9 @@ struct EngineStats {
   // of a single-stream step: measured (spec/row_cost.h) or configured; 0
   // without speculative decoding.
   double spec_row_cost = 0;
+  // What it charges for one draft forward of a model drafter, the same way
+  // (spec/draft_cost.h); 0 for ngram and without speculative decoding.
+  double spec_draft_cost = 0;
 };
 
 }  // namespace folio::engine

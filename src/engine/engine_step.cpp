@@ -167,9 +167,9 @@ void LLMEngine::observe_row_cost(const sched::SchedulerOutput& plan, const Runne
 
 // Drafts for every caught-up single-sample sequence, as many as the load
 // rule allows this step (spec::draft_tokens_per_request), its own record of
-// accepted drafts makes worth a row (its cost measured) and the draft's
-// making (spec::AcceptanceEstimate, draft_cost) and max_tokens leaves room
-// for; the next schedule() takes them.
+// accepted drafts makes worth a row and the draft's making (both costs
+// measured; spec::AcceptanceEstimate) and max_tokens leaves room for; the
+// next schedule() takes them.
 void LLMEngine::propose() {
   if (!proposer_) return;
   const std::int32_t k = spec::draft_tokens_per_request(config_.speculative, sched_.num_running());
@@ -177,7 +177,7 @@ void LLMEngine::propose() {
   queries_.clear();
   query_streams_.clear();
   const bool with_model = config_.speculative.drafts_with_model();
-  const spec::DraftCosts costs{row_cost_.value(), draft_cost_};
+  const spec::DraftCosts costs{row_cost_.value(), draft_cost_.value(row_cost_.one_row_seconds())};
   for (const sched::Request* r : sched_.running()) {
     const std::int32_t room = r->draft_room();
     if (!r->can_draft() || room < 1) continue;
@@ -194,6 +194,11 @@ void LLMEngine::propose() {
   }
   if (queries_.empty()) return;
   proposer_->propose(queries_);
+  // One sequence's caught-up proposal times a draft forward on this machine
+  // (spec/draft_cost.h): a batch's forwards share their weight reads, and a
+  // long catch-up is not drafting.
+  if (queries_.size() == 1 && queries_[0].caught_up <= 1)
+    draft_cost_.observe(queries_[0].forwards, queries_[0].seconds);
   for (std::size_t i = 0; i < queries_.size(); ++i) {
     spec::DraftQuery& q = queries_[i];
     query_streams_[i]->acceptance.observe_forwards(q.forwards,

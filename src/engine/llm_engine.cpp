@@ -91,7 +91,10 @@ LLMEngine::LLMEngine(ModelRunner& runner, std::vector<TokenId> eos, const Engine
     proposer_ =
         proposer ? std::move(proposer) : make_proposer(config_.speculative, runner_, sched_);
     adaptive_ = config_.speculative.adaptive;
-    draft_cost_ = std::max(0.0, static_cast<double>(config_.speculative.draft_cost));
+    const double draft_cost = std::max(0.0, static_cast<double>(config_.speculative.draft_cost));
+    draft_cost_ = config_.speculative.draft_cost_pinned
+                      ? spec::DraftCostEstimate::pinned(draft_cost)
+                      : spec::DraftCostEstimate(draft_cost);  // measured from here
     if (config_.speculative.row_cost >= 0)
       row_cost_ = spec::RowCostEstimate::pinned(config_.speculative.row_cost);
     spec_accepted_per_pos_.assign(
@@ -256,7 +259,10 @@ void LLMEngine::publish_stats() {
   s.spec_num_draft_tokens = spec_draft_tokens_;
   s.spec_num_accepted_tokens = spec_accepted_;
   s.spec_accepted_per_pos = spec_accepted_per_pos_;
-  if (proposer_) s.spec_row_cost = row_cost_.value();
+  if (proposer_) {
+    s.spec_row_cost = row_cost_.value();
+    s.spec_draft_cost = draft_cost_.value(row_cost_.one_row_seconds());
+  }
   std::lock_guard lock(stats_mu_);
   stats_ = s;
 }

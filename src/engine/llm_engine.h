@@ -38,6 +38,7 @@
 #include "engine/request_limits.h"
 #include "engine/sample_stream.h"
 #include "sched/scheduler.h"
+#include "spec/draft_cost.h"
 #include "spec/proposer.h"
 #include "spec/row_cost.h"
 
@@ -131,7 +132,7 @@ class LLMEngine {
   std::uint64_t generated_ = 0;
   std::unique_ptr<spec::Proposer> proposer_;  // null: no speculative decoding
   bool adaptive_ = true;                      // per-request draft length (config)
-  double draft_cost_ = 0;                     // of one draft token (config; < 0 counts as 0)
+  spec::DraftCostEstimate draft_cost_;        // of one draft forward (config, or measured)
   spec::RowCostEstimate row_cost_;            // of one verification row (config, or measured)
   std::vector<spec::DraftQuery> queries_;     // propose() scratch
   std::vector<SampleStream*> query_streams_;  // propose(): the sample of each query

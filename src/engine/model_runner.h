@@ -61,8 +61,10 @@ struct DraftRequest {
   sched::SeqId seq;
   std::span<const TokenId> tokens;  // not empty
   std::int32_t k = 0;
-  std::vector<TokenId> out;  // filled: up to k drafts
-  std::int32_t rounds = 0;   // filled: draft forwards it was in
+  std::vector<TokenId> out;    // filled: up to k drafts
+  std::int32_t rounds = 0;     // filled: draft forwards it was in
+  std::int32_t caught_up = 0;  // filled: positions whose K/V a lagging draft
+                               // model wrote first (no logits)
 
   TokenId last() const { return tokens.back(); }
   std::int32_t pos() const { return static_cast<std::int32_t>(tokens.size()) - 1; }
@@ -101,8 +103,10 @@ class ModelRunner {
   // logits stay valid until the next execute().
   virtual RunnerOutput execute(const sched::SchedulerOutput& plan) = 0;
   // Drafts for speculative decoding (after execute, before the next plan).
-  // Runners without a drafter throw folio::Error.
-  virtual void draft(std::span<DraftRequest> /*requests*/) {
+  // Returns the seconds the call's draft forwards took (what a draft's cost
+  // is measured from, spec/draft_cost.h; 0: not timed). Runners without a
+  // drafter throw folio::Error.
+  virtual double draft(std::span<DraftRequest> /*requests*/) {
     throw Error("this model runner has no drafter for speculative decoding");
   }
 };

@@ -144,10 +144,14 @@ spec::SpeculativeConfig PagedModelRunner::configure_speculation(spec::Speculativ
   return c;
 }
 
-void PagedModelRunner::draft(std::span<DraftRequest> requests) {
+double PagedModelRunner::draft(std::span<DraftRequest> requests) {
   FOLIO_CHECK(cache_.has_value(), "draft() before init_kv()");
   if (!drafter_) return ModelRunner::draft(requests);  // throws: no drafter
-  if (draft_kv_) return draft_with_own_kv(requests);
+  const Stopwatch sw;
+  if (draft_kv_) {
+    draft_with_own_kv(requests);
+    return sw.seconds();
+  }
   draft_seqs_.clear();
   draft_runs_.clear();
   for (const DraftRequest& r : requests) {
@@ -160,7 +164,9 @@ void PagedModelRunner::draft(std::span<DraftRequest> requests) {
   for (std::size_t i = 0; i < requests.size(); ++i) {
     requests[i].out = std::move(draft_runs_[i].out);
     requests[i].rounds = draft_runs_[i].rounds;
+    requests[i].caught_up = 0;  // the target's own K/V
   }
+  return sw.seconds();
 }
 
 // A long catch-up runs in chunks of at most draft_catch_up_rows_ positions,
@@ -190,9 +196,11 @@ void PagedModelRunner::draft_with_own_kv(std::span<DraftRequest> requests) {
   draft_seqs_.clear();
   draft_runs_.clear();
   draft_from_.clear();
-  for (const DraftRequest& r : requests) {
+  for (DraftRequest& r : requests) {
     const std::int32_t pos = r.pos();
-    const std::int32_t from = catch_up(r.seq, r.tokens, draft_kv_->sync(r.seq, r.tokens, pos), pos);
+    const std::int32_t synced = draft_kv_->sync(r.seq, r.tokens, pos);
+    r.caught_up = pos - synced;
+    const std::int32_t from = catch_up(r.seq, r.tokens, synced, pos);
     draft_runs_.push_back(
         {static_cast<std::int32_t>(draft_seqs_.size()),
          r.tokens.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(pos - from)),

@@ -51,7 +51,7 @@ class PagedModelRunner final : public ModelRunner {
   std::int64_t kv_bytes_per_block(std::int32_t block_size, kernels::KvDtype dtype) const override;
   std::int64_t init_kv(const KvLayout& layout) override;
   RunnerOutput execute(const sched::SchedulerOutput& plan) override;
-  void draft(std::span<DraftRequest> requests) override;
+  double draft(std::span<DraftRequest> requests) override;
 
   // Self-speculation: `layers` of the model draft (spec/model_drafter.h).
   void enable_layer_skip(std::vector<std::size_t> layers, float p_min = 0);

@@ -40,10 +40,13 @@ class RunnerProposer final : public spec::Proposer {
       index_.push_back(i);
     }
     if (requests_.empty()) return;
-    runner_.draft(requests_);
+    const double seconds = runner_.draft(requests_);
     for (std::size_t j = 0; j < requests_.size(); ++j) {
-      queries[index_[j]].draft = std::move(requests_[j].out);
-      queries[index_[j]].forwards = requests_[j].rounds;
+      spec::DraftQuery& q = queries[index_[j]];
+      q.draft = std::move(requests_[j].out);
+      q.forwards = requests_[j].rounds;
+      q.caught_up = requests_[j].caught_up;
+      q.seconds = seconds;
     }
   }
   void release(std::uint64_t /*key*/) override {}

@@ -169,8 +169,14 @@ std::string ServerMetrics::render(const engine::EngineStats& e) const {
     gauge("spec_decode_row_cost",
           "One verification row's cost as a fraction of a single-stream decode step (measured, "
           "or the configured row_cost); the adaptive rule drafts the j-th token while "
-          "acceptance^j is at least this plus draft_cost.",
+          "acceptance^j is at least this plus the draft cost.",
           e.spec_row_cost);
+  }
+  if (e.spec_draft_cost > 0) {  // folio's own: what it charges a model drafter's forward
+    gauge("spec_decode_draft_cost",
+          "One draft forward's cost as a fraction of a single-stream decode step (measured, "
+          "the weight-bytes estimate until then, or the configured draft_cost).",
+          e.spec_draft_cost);
   }
   append_family(out, "folio:request_success_total", "counter",
                 "Count of successfully processed requests.");

@@ -26,6 +26,10 @@ struct DraftQuery {
   std::vector<TokenId> draft;       // out: 0 .. max_tokens tokens
   std::int32_t forwards = 0;        // out: model forwards it took (0 for ngram): one
                                     // more than the drafts when draft_p_min stopped it
+  std::int32_t caught_up = 0;       // out: positions a lagging draft model wrote K/V
+                                    // for first
+  double seconds = 0;               // out: the model forwards' seconds (0: untimed; one
+                                    // batch for every query of a call: the call's)
 };
 
 class Proposer {

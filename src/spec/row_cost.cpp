@@ -12,7 +12,7 @@ RowCostEstimate RowCostEstimate::pinned(double cost) {
 }
 
 void RowCostEstimate::observe(std::int32_t rows, double seconds) {
-  if (pinned_ >= 0 || rows < 1 || rows > kMaxRows) return;
+  if (rows < 1 || rows > kMaxRows) return;
   if (!std::isfinite(seconds) || seconds <= 0) return;
   const auto r = static_cast<std::size_t>(rows);
   // The plain mean of the first 1 / kWeight steps, then a running one.
@@ -24,6 +24,10 @@ void RowCostEstimate::observe(std::int32_t rows, double seconds) {
 bool RowCostEstimate::measured() const {
   if (pinned_ >= 0 || count_[1] < kMinOneRowSteps) return false;
   return std::any_of(count_.begin() + 2, count_.end(), [](std::int32_t c) { return c > 0; });
+}
+
+double RowCostEstimate::one_row_seconds() const {
+  return count_[1] >= kMinOneRowSteps ? mean_[1] : 0.0;
 }
 
 double RowCostEstimate::value() const {

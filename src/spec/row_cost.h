@@ -45,8 +45,8 @@ class RowCostEstimate {
   static constexpr std::int32_t kMaxRows = 17;        // 1 + kMaxSpeculativeTokens
   static constexpr std::int32_t kMinOneRowSteps = 2;  // before T[1] is trusted
 
-  // A pinned value (the "row_cost" key): value() returns it, observe() is a
-  // no-op. Otherwise the prior until measured.
+  // A pinned value (the "row_cost" key): value() returns it (steps are
+  // still observed for one_row_seconds). Otherwise the prior until measured.
   static RowCostEstimate pinned(double cost);
   RowCostEstimate() = default;
 
@@ -57,6 +57,9 @@ class RowCostEstimate {
   // in [kMinCost, kMaxCost].
   double value() const;
   bool measured() const;  // false: value() is the prior (or pinned)
+  // T[1], the mean one-row step's seconds (what a draft forward's cost is
+  // measured against, spec/draft_cost.h); 0 before kMinOneRowSteps.
+  double one_row_seconds() const;
 
  private:
   double pinned_ = -1;

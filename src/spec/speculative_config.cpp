@@ -114,6 +114,7 @@ std::string SpeculativeConfig::describe() const {
     char cost[16];
     std::snprintf(cost, sizeof cost, "%.2f", static_cast<double>(draft_cost));
     s += std::string(" cost=") + cost;
+    if (!draft_cost_pinned && adaptive) s += " until measured";
   }
   s += " max_batch_rows=" + std::to_string(max_batch_rows);
   s += adaptive ? " adaptive" : " fixed-k";
@@ -214,6 +215,7 @@ SpeculativeConfig parse_speculative_config(const std::string& text) {
       c.draft_p_min = static_cast<float>(number_in(v, "draft_p_min", 0, 1));
     } else if (key == "draft_cost") {
       c.draft_cost = static_cast<float>(number_in(v, "draft_cost", 0, 4));
+      c.draft_cost_pinned = true;
     } else if (key == "layer_selection") {
       c.layer_selection = string_of(v, "layer_selection");
       if (c.layer_selection != "first" && c.layer_selection != "ends")

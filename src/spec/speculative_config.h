@@ -54,8 +54,11 @@ struct SpeculativeConfig {
   // of a single-stream target step (the adaptive rule charges it, see
   // adaptive_draft_length). < 0: resolved when the engine starts, as the
   // drafter's weight bytes per token over the target's (decode streams
-  // every weight once). ngram drafts cost nothing: 0.
+  // every weight once), then measured while it runs (spec/draft_cost.h);
+  // draft_cost_pinned (the "draft_cost" key): this value throughout.
+  // ngram drafts cost nothing: 0.
   float draft_cost = -1;
+  bool draft_cost_pinned = false;
   // vLLM's disable_by_batch_size: no drafts while this many requests or
   // more are running (0: never off this way).
   std::int32_t disable_by_batch_size = 0;

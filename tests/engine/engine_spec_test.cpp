@@ -512,6 +512,53 @@ TEST(EngineSpec, ACheapModelDrafterProbesAndRecovers) {
   EXPECT_EQ(accepted(0.67f), 0u);
 }
 
+// The adaptive rule charges a model drafter's forward what it costs on the
+// machine, measured from the runner's draft times against its one-row
+// steps, not the start-up estimate (here 0.5): a forward at 0.2 of a step
+// keeps drafting, one at 0.9 stops; the draft cost is reported. Pinned
+// (the "draft_cost" key), the measurement is not used. Outputs stay the
+// same.
+TEST(EngineSpec, TheDraftCostIsMeasuredAndDecidesWhetherToDraft) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 4; ++i) {
+    Job j;
+    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
+    j.params.temperature = 0;
+    j.params.max_tokens = 100;
+    j.params.ignore_eos = true;
+    jobs.push_back(std::move(j));
+  }
+  const auto ref = run(jobs, config(256, 0));
+  const auto one_at_a_time = [&](double draft_seconds, bool pinned) {
+    FakeModelRunner runner;
+    runner.set_step_seconds(0.004, 0.1);
+    runner.set_draft_seconds(draft_seconds);
+    EngineConfig c = config(256, 3);
+    c.speculative.method = spec::SpecMethod::kLayerSkip;  // drafts with the runner
+    c.speculative.draft_cost = pinned ? 0.2f : 0.5f;      // as resolved from weight bytes
+    c.speculative.draft_cost_pinned = pinned;
+    LLMEngine engine(runner, {kFakeVocab - 1}, c);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto ch = engine.add_request(request(jobs, i));
+      engine.run_until_idle();
+      std::vector<TokenId> got;
+      for (const RequestOutput& out : ch->drain())
+        for (const SampleDelta& d : out.samples)
+          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
+      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+    }
+    return engine.stats();
+  };
+  const EngineStats cheap = one_at_a_time(0.0008, false), dear = one_at_a_time(0.0036, false);
+  EXPECT_NEAR(cheap.spec_draft_cost, 0.2, 0.01);
+  EXPECT_NEAR(dear.spec_draft_cost, 0.9, 0.01);
+  EXPECT_GT(cheap.spec_num_draft_tokens, 5 * dear.spec_num_draft_tokens);
+  EXPECT_GT(cheap.spec_num_accepted_tokens, 100u);
+  const EngineStats pinned = one_at_a_time(0.0036, true);
+  EXPECT_FLOAT_EQ(static_cast<float>(pinned.spec_draft_cost), 0.2f);
+  EXPECT_GT(pinned.spec_num_draft_tokens, 5 * dear.spec_num_draft_tokens);
+}
+
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {
   const auto jobs = sampled_jobs(200, 0.8f);
   const auto a = run(jobs, config(1024, 4), std::make_unique<PeakProposer>());

@@ -105,13 +105,21 @@ class FakeModelRunner final : public ModelRunner {
     per_row_ = per_row;
   }
 
+  // Reports each draft forward as taking `seconds` (a call of runs of k
+  // drafts: k forwards, what the engine measures a draft's cost from); by
+  // default no time and no forwards counted.
+  void set_draft_seconds(double seconds) { draft_seconds_ = seconds; }
+
   // A model drafter over the same KV: it reads the history through the
   // table, writes each input token into its slot (as a drafter writes K/V,
   // so the slots must be reserved), and proposes the fake model's own next
   // tokens, except at positions divisible by 3 (a wrong token).
-  void draft(std::span<DraftRequest> requests) override {
+  double draft(std::span<DraftRequest> requests) override {
     ++drafts_;
+    std::int32_t rounds = 0;
     for (DraftRequest& r : requests) {
+      if (draft_seconds_ > 0) r.rounds = r.k;
+      rounds = std::max(rounds, r.k);
       std::vector<TokenId> h = kv_.history(r.seq, r.pos() - 1);
       h.push_back(r.last());
       r.out.clear();
@@ -123,6 +131,7 @@ class FakeModelRunner final : public ModelRunner {
         h.push_back(t);
       }
     }
+    return draft_seconds_ * rounds;
   }
   int drafts() const { return drafts_; }
 
@@ -158,6 +167,7 @@ class FakeModelRunner final : public ModelRunner {
   int drafts_ = 0;
   int fail_on_ = -1;
   double step_seconds_ = 0, per_row_ = 0;
+  double draft_seconds_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   bool paused_ = false;

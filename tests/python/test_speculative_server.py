@@ -2,7 +2,7 @@
 server with speculation (n-gram; a draft model, here the default model itself) equals the same
 request's response from a plain server (greedy: text, token logprobs, finish reasons, usage; stop
 strings inside accepted runs; streaming; n=2), /metrics carries vLLM's spec_decode counters with
-drafts accepted (and folio's row-cost gauge), and a bad config is refused at start-up with a message naming the key, a draft
+drafts accepted (and folio's row- and draft-cost gauges), and a bad config is refused at start-up with a message naming the key, a draft
 model of another vocabulary with one saying where it differs."""
 import subprocess
 import urllib.request
@@ -88,6 +88,12 @@ def test_speculative_server_answers_as_the_plain_one(plain_answers, method):
     assert sum(float(line.rsplit(" ", 1)[1]) for line in per_pos) == accepted
     # folio's gauge of a verification row's cost (measured on this machine): within its bounds.
     assert 0.02 <= counter(m, "folio:spec_decode_row_cost") <= 2
+    # ... and of a model drafter's forward (measured): the model as its own draft costs about a
+    # step; n-gram drafts cost nothing, and the gauge is absent.
+    if method == "ngram":
+        assert "folio:spec_decode_draft_cost" not in m
+    else:
+        assert 0.5 <= counter(m, "folio:spec_decode_draft_cost") <= 4
 
 
 def test_bad_speculative_config_is_refused_naming_the_key():

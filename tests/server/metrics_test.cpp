@@ -72,6 +72,11 @@ TEST(Metrics, SpeculativeDecodingCountersUseVllmNames) {
   EXPECT_NE(m.render(e).find("# TYPE folio:spec_decode_row_cost gauge\n"
                              "folio:spec_decode_row_cost{model_name=\"m\"} 0.125\n"),
             std::string::npos);
+  EXPECT_EQ(out.find("folio:spec_decode_draft_cost"), std::string::npos);  // ngram: 0
+  e.spec_draft_cost = 0.25;
+  EXPECT_NE(m.render(e).find("# TYPE folio:spec_decode_draft_cost gauge\n"
+                             "folio:spec_decode_draft_cost{model_name=\"m\"} 0.25\n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -260,7 +260,12 @@ TEST(SpeculativeConfig, DraftModelAsVllmSpellsIt) {
       R"({"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 2,)"
       R"( "draft_cost": 0.5})");
   EXPECT_FLOAT_EQ(costed.draft_cost, 0.5f);
-  EXPECT_NE(costed.describe().find(" cost=0.50"), std::string::npos);
+  EXPECT_TRUE(costed.draft_cost_pinned);  // not measured
+  EXPECT_NE(costed.describe().find(" cost=0.50 max_batch_rows"), std::string::npos);
+  auto resolved = c;  // as the engine resolves it from the weight bytes: measured later
+  resolved.draft_cost = 0.33f;
+  EXPECT_FALSE(resolved.draft_cost_pinned);
+  EXPECT_NE(resolved.describe().find(" cost=0.33 until measured "), std::string::npos);
   EXPECT_NE(error_of(R"({"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 2,)"
                      R"( "draft_cost": 5})")
                 .find("\"draft_cost\" must be in [0, 4]"),
