@@ -177,6 +177,7 @@ void LLMEngine::propose() {
   queries_.clear();
   query_streams_.clear();
   const bool with_model = config_.speculative.drafts_with_model();
+  const bool lags = config_.speculative.method == spec::SpecMethod::kDraftModel;  // own K/V
   const spec::DraftCosts costs{row_cost_.value(), draft_cost_.value(row_cost_.one_row_seconds())};
   for (const sched::Request* r : sched_.running()) {
     const std::int32_t room = r->draft_room();
@@ -189,6 +190,19 @@ void LLMEngine::propose() {
     const std::int32_t want =
         adaptive_ ? st.acceptance.draft_length(std::min(k, room), costs) : std::min(k, room);
     if (want < 1) continue;
+    // A draft model that fell behind (no drafts while the batch was full)
+    // catches up only where the rest of the output repays it. Behind by a
+    // round (the accepted drafts it wrote) or a probe's idle steps (which
+    // probe_pays charged) it just drafts: at the low acceptance that made
+    // the request idle, the rest would never repay a probe.
+    const std::int32_t lag = r->num_tokens() - st.drafted_to;
+    if (adaptive_ && lags &&
+        lag > spec::AcceptanceEstimate::kProbeEvery + config_.speculative.num_speculative_tokens +
+                  1 &&
+        !spec::catch_up_pays(st.acceptance.value, want, costs, st.acceptance.spare, lag,
+                             r->max_tokens - r->num_output_tokens(), sched_.num_running()))
+      continue;
+    st.drafted_to = r->num_tokens();
     queries_.push_back({r->id.value(), r->tokens, want, {}, 0});
     query_streams_.push_back(&st);
   }

@@ -58,6 +58,8 @@ class SampleStream {
 
   kv::SeqId seq;                        // its scheduler sequence (invalid until it exists there)
   spec::AcceptanceEstimate acceptance;  // of its drafts (adaptive draft length)
+  std::int32_t drafted_to = 0;          // its tokens when its drafter last ran (a draft
+                                        // model's K/V covers about that far)
 
  private:
   // The grammar's mask for the next token into the sampler (no-op when free).

@@ -165,6 +165,20 @@ bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idl
   return costs.draft <= 0 || round_pays(1.0, k, costs, spare + catch_up);
 }
 
+bool catch_up_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare,
+                   std::int32_t lag, std::int32_t remaining, std::int32_t running) {
+  if (lag <= 1 || costs.draft <= 0) return true;
+  double gain = 0, p = 1;
+  for (std::int32_t i = 0; i < j; ++i) {
+    p *= acceptance;
+    gain += p;
+  }
+  const double cost = j * (costs.row + costs.draft) + spare * costs.draft;
+  const double saved = std::max(0, remaining) * (1 - (1 + cost) / (1 + gain));
+  const double catch_up = (1 + (lag - 1) * costs.row) * costs.draft * std::max(1, running);
+  return saved > catch_up;
+}
+
 void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t drafts) {
   if (forwards < 1) return;
   spare = (1 - kWeight) * spare + kWeight * std::max(0, forwards - drafts);

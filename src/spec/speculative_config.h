@@ -139,6 +139,19 @@ bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spar
 // (costs.draft 0) always may.
 bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idle);
 
+// Whether a draft model that lacks the K/V of a sequence's last `lag`
+// positions should catch up on them to draft `j` tokens a round for the
+// rest of it: the catch-up is a forward of `lag` rows (1 + (lag - 1) x
+// costs.row draft forwards at costs.draft each) that all `running`
+// sequences wait for; drafting as now saves 1 - (1 + cost) / (1 + gain) of
+// a step per output (round_pays' terms), over at most `remaining` outputs.
+// Right after a prompt the rest of the output is ahead and this pays; a
+// request that ran undrafted in a full batch for most of its output, the
+// batch now small enough to draft, usually does not (its catch-up is its
+// whole context and stalls the batch).
+bool catch_up_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare,
+                   std::int32_t lag, std::int32_t remaining, std::int32_t running);
+
 // Running estimate of a request's per-token acceptance: accepted / judged
 // tokens, both sums decaying by (1 - kWeight) a verification round, where a
 // round with k drafts and a accepted judged a + 1 tokens (a < k) or k

@@ -559,6 +559,69 @@ TEST(EngineSpec, TheDraftCostIsMeasuredAndDecidesWhetherToDraft) {
   EXPECT_GT(pinned.spec_num_draft_tokens, 5 * dear.spec_num_draft_tokens);
 }
 
+// A draft model's K/V is computed lazily, so a request that ran undrafted
+// while the batch was full lacks it for its whole context once the batch is
+// small enough to draft. Eight requests at once (no drafts while five or
+// more run, max_batch_rows 8): when the four of 90 outputs finish, the four
+// of 100 have 10 outputs left, which cannot repay catching up on 93
+// positions that all four wait for; they finish undrafted. Forced
+// ("adaptive": false) they draft. Outputs stay the same.
+TEST(EngineSpec, ADraftModelDoesNotCatchUpLateInABatch) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 8; ++i) {
+    Job j;
+    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
+    j.params.temperature = 0;
+    j.params.max_tokens = i < 4 ? 100 : 90;
+    j.params.ignore_eos = true;
+    jobs.push_back(std::move(j));
+  }
+  const auto ref = run(jobs, config(1024, 0));
+  const auto at_once = [&](bool adaptive) {
+    FakeModelRunner runner;
+    EngineConfig c = config(1024, 4);
+    c.speculative.method = spec::SpecMethod::kDraftModel;  // drafts with the runner, own K/V
+    c.speculative.draft_cost = 0.1f;
+    c.speculative.max_batch_rows = 8;
+    c.speculative.adaptive = adaptive;
+    LLMEngine engine(runner, {kFakeVocab - 1}, c);
+    std::vector<std::shared_ptr<OutputChannel>> chans;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      chans.push_back(engine.add_request(request(jobs, i)));
+    engine.run_until_idle();
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      std::vector<TokenId> got;
+      for (const RequestOutput& out : chans[i]->drain())
+        for (const SampleDelta& d : out.samples)
+          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
+      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+    }
+    return engine.stats();
+  };
+  EXPECT_EQ(at_once(true).spec_num_drafts, 0u);
+  EXPECT_GT(at_once(false).spec_num_drafts, 4u);
+  // The same requests one at a time catch up on their prompts and draft.
+  FakeModelRunner runner;
+  EngineConfig c = config(1024, 4);
+  c.speculative.method = spec::SpecMethod::kDraftModel;
+  c.speculative.draft_cost = 0.1f;
+  LLMEngine engine(runner, {kFakeVocab - 1}, c);
+  engine.add_request(request(jobs, 0));
+  engine.run_until_idle();
+  EXPECT_GT(engine.stats().spec_num_drafts, 10u);
+}
+
+// catch_up_pays: the prompt's catch-up right after prefill pays, a whole
+// context's late in a batch does not.
+TEST(EngineSpec, CatchUpPaysOnlyWhereTheRestRepaysIt) {
+  const spec::DraftCosts c{.row = 0.15, .draft = 0.3};
+  EXPECT_TRUE(spec::catch_up_pays(0.9, 4, c, 0.5, 150, 200, 1));    // a prompt of 150
+  EXPECT_FALSE(spec::catch_up_pays(0.9, 4, c, 0.5, 2000, 200, 1));  // a long document, short answer
+  EXPECT_FALSE(spec::catch_up_pays(0.9, 1, c, 0.5, 300, 50, 4));    // late, in a batch of 4
+  EXPECT_TRUE(spec::catch_up_pays(0.9, 4, c, 0.5, 1, 0, 8));        // nothing to catch up
+  EXPECT_TRUE(spec::catch_up_pays(0.0, 4, {.row = 0.9}, 5, 900, 0, 8));  // free drafts
+}
+
 TEST(EngineSpec, SeededSamplingWithDraftsIsReproducible) {
   const auto jobs = sampled_jobs(200, 0.8f);
   const auto a = run(jobs, config(1024, 4), std::make_unique<PeakProposer>());
