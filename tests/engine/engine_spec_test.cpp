@@ -148,6 +148,30 @@ std::vector<Result> run(const std::vector<Job>& jobs, const EngineConfig& cfg,
   return out;
 }
 
+// n greedy requests with prompts {first + i, 9, 27} and max_tokens[i % size]
+// outputs each (eos ignored): the row-, draft-cost and catch-up tests.
+std::vector<Job> long_jobs(int n, std::vector<std::int32_t> max_tokens, TokenId first = 3) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < n; ++i) {
+    Job j;
+    j.prompt = {static_cast<TokenId>(first + i), 9, 27};
+    j.params.temperature = 0;
+    j.params.max_tokens = max_tokens[static_cast<std::size_t>(i) % max_tokens.size()];
+    j.params.ignore_eos = true;
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+// Every token a request's channel delivered (one sample).
+std::vector<TokenId> drained_tokens(OutputChannel& ch) {
+  std::vector<TokenId> got;
+  for (const RequestOutput& out : ch.drain())
+    for (const SampleDelta& d : out.samples)
+      got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
+  return got;
+}
+
 std::vector<Job> greedy_jobs() {
   std::mt19937 rng(5);
   std::vector<Job> jobs;
@@ -409,15 +433,7 @@ TEST(EngineSpec, ACostlyDrafterIsNeverRun) {
 // 0.3) pay where a row costs 0.05 of a step and do not where it costs 0.9.
 // Requests run one at a time; outputs stay the same either way.
 TEST(EngineSpec, TheRowCostIsMeasuredAndDecidesTheDraftLength) {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 4; ++i) {
-    Job j;
-    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
-    j.params.temperature = 0;
-    j.params.max_tokens = 100;
-    j.params.ignore_eos = true;
-    jobs.push_back(std::move(j));
-  }
+  const std::vector<Job> jobs = long_jobs(4, {100});
   const auto ref = run(jobs, config(256, 0));
   struct Outcome {
     EngineStats stats;
@@ -433,10 +449,7 @@ TEST(EngineSpec, TheRowCostIsMeasuredAndDecidesTheDraftLength) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       auto ch = engine.add_request(request(jobs, i));
       engine.run_until_idle();
-      o.tokens.emplace_back();
-      for (const RequestOutput& out : ch->drain())
-        for (const SampleDelta& d : out.samples)
-          o.tokens.back().insert(o.tokens.back().end(), d.token_ids.begin(), d.token_ids.end());
+      o.tokens.push_back(drained_tokens(*ch));
     }
     o.stats = engine.stats();
     return o;
@@ -475,15 +488,7 @@ TEST(EngineSpec, TheRowCostIsMeasuredAndDecidesTheDraftLength) {
 // estimate the misses left needs two rounds of four accepted). Outputs stay
 // the same.
 TEST(EngineSpec, ACheapModelDrafterProbesAndRecovers) {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 3; ++i) {
-    Job j;
-    j.prompt = {static_cast<TokenId>(5 + i), 9, 27};
-    j.params.temperature = 0;
-    j.params.max_tokens = 160;
-    j.params.ignore_eos = true;
-    jobs.push_back(std::move(j));
-  }
+  const std::vector<Job> jobs = long_jobs(3, {160}, 5);
   const auto with = [](std::int32_t k) {
     EngineConfig c = config(256, k);
     c.max_model_len = 192;
@@ -500,11 +505,7 @@ TEST(EngineSpec, ACheapModelDrafterProbesAndRecovers) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       auto ch = engine.add_request(request(jobs, i));
       engine.run_until_idle();
-      std::vector<TokenId> got;
-      for (const RequestOutput& out : ch->drain())
-        for (const SampleDelta& d : out.samples)
-          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
-      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+      EXPECT_EQ(drained_tokens(*ch), ref[i].tokens[0]) << i;
     }
     return engine.stats().spec_num_accepted_tokens;
   };
@@ -519,15 +520,7 @@ TEST(EngineSpec, ACheapModelDrafterProbesAndRecovers) {
 // (the "draft_cost" key), the measurement is not used. Outputs stay the
 // same.
 TEST(EngineSpec, TheDraftCostIsMeasuredAndDecidesWhetherToDraft) {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 4; ++i) {
-    Job j;
-    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
-    j.params.temperature = 0;
-    j.params.max_tokens = 100;
-    j.params.ignore_eos = true;
-    jobs.push_back(std::move(j));
-  }
+  const std::vector<Job> jobs = long_jobs(4, {100});
   const auto ref = run(jobs, config(256, 0));
   const auto one_at_a_time = [&](double draft_seconds, bool pinned) {
     FakeModelRunner runner;
@@ -541,11 +534,7 @@ TEST(EngineSpec, TheDraftCostIsMeasuredAndDecidesWhetherToDraft) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       auto ch = engine.add_request(request(jobs, i));
       engine.run_until_idle();
-      std::vector<TokenId> got;
-      for (const RequestOutput& out : ch->drain())
-        for (const SampleDelta& d : out.samples)
-          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
-      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+      EXPECT_EQ(drained_tokens(*ch), ref[i].tokens[0]) << i;
     }
     return engine.stats();
   };
@@ -567,15 +556,7 @@ TEST(EngineSpec, TheDraftCostIsMeasuredAndDecidesWhetherToDraft) {
 // positions that all four wait for; they finish undrafted. Forced
 // ("adaptive": false) they draft. Outputs stay the same.
 TEST(EngineSpec, ADraftModelDoesNotCatchUpLateInABatch) {
-  std::vector<Job> jobs;
-  for (int i = 0; i < 8; ++i) {
-    Job j;
-    j.prompt = {static_cast<TokenId>(3 + i), 9, 27};
-    j.params.temperature = 0;
-    j.params.max_tokens = i < 4 ? 100 : 90;
-    j.params.ignore_eos = true;
-    jobs.push_back(std::move(j));
-  }
+  const std::vector<Job> jobs = long_jobs(8, {100, 100, 100, 100, 90, 90, 90, 90});
   const auto ref = run(jobs, config(1024, 0));
   const auto at_once = [&](bool adaptive) {
     FakeModelRunner runner;
@@ -590,11 +571,7 @@ TEST(EngineSpec, ADraftModelDoesNotCatchUpLateInABatch) {
       chans.push_back(engine.add_request(request(jobs, i)));
     engine.run_until_idle();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      std::vector<TokenId> got;
-      for (const RequestOutput& out : chans[i]->drain())
-        for (const SampleDelta& d : out.samples)
-          got.insert(got.end(), d.token_ids.begin(), d.token_ids.end());
-      EXPECT_EQ(got, ref[i].tokens[0]) << i;
+      EXPECT_EQ(drained_tokens(*chans[i]), ref[i].tokens[0]) << i;
     }
     return engine.stats();
   };
