@@ -199,7 +199,7 @@ void LLMEngine::propose() {
     if (adaptive_ && lags &&
         lag > spec::AcceptanceEstimate::kProbeEvery + config_.speculative.num_speculative_tokens +
                   1 &&
-        !spec::catch_up_pays(st.acceptance.value, want, costs, st.acceptance.spare, lag,
+        !spec::catch_up_pays(st.acceptance.value(), want, costs, st.acceptance.spare, lag,
                              r->max_tokens - r->num_output_tokens(), sched_.num_running()))
       continue;
     st.drafted_to = r->num_tokens();

@@ -5,10 +5,13 @@
 // forward that made it, as a fraction of a single-stream target step. The
 // start-up estimate is the drafter's weight bytes over the target's (decode
 // streams every weight once), but the two need not run at the same bytes
-// per second: on the Xeon of docs/PERFORMANCE.md a Q4_0 draft of the F16
-// target has a third of its bytes and runs a forward in a fifth of its
-// step. So the engine measures it from proposals that drafted for one
-// sequence that was caught up (at most one position of K/V to write first):
+// per second (kernels differ by weight type; a small draft pays fixed
+// costs per forward; its weights may or may not stay in cache between the
+// target's forwards). On the Xeon of docs/PERFORMANCE.md the Q4_0 draft of
+// the F16 target has 0.33 of its bytes, decodes alone in 0.22 of its step,
+// and measures 0.29-0.35 as a draft. So the engine measures it from
+// proposals that drafted for one sequence that was caught up (at most one
+// position of K/V to write first):
 //
 //   D     = running mean of the proposal's seconds per draft forward (as
 //           the model runner timed them);

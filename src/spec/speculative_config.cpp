@@ -28,6 +28,22 @@ std::int32_t int_in(const json& v, const char* key, std::int32_t lo, std::int32_
   return static_cast<std::int32_t>(x);
 }
 
+// A round of j drafts at per-token `acceptance`: the tokens it yields beyond
+// the step's own (acceptance + acceptance^2 + ... + acceptance^j) and what
+// it costs in target steps (j rows and drafts, and the spare forwards).
+double round_gain(double acceptance, std::int32_t j) {
+  double gain = 0, p = 1;
+  for (std::int32_t i = 0; i < j; ++i) {
+    p *= acceptance;
+    gain += p;
+  }
+  return gain;
+}
+
+double round_cost(std::int32_t j, DraftCosts costs, double spare) {
+  return j * (costs.row + costs.draft) + spare * costs.draft;
+}
+
 // "0.3", "0.02", "2": a number as a user would write it.
 std::string number_text(double x) {
   char buf[32];
@@ -148,16 +164,10 @@ void AcceptanceEstimate::observe(std::int32_t drafts, std::int32_t num_accepted)
   const std::int32_t num_judged = num_accepted < drafts ? num_accepted + 1 : drafts;
   accepted = (1 - kWeight) * accepted + num_accepted;
   judged = (1 - kWeight) * judged + num_judged;
-  value = accepted / judged;
 }
 
 bool round_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare) {
-  double gain = 0, p = 1;
-  for (std::int32_t i = 0; i < j; ++i) {
-    p *= acceptance;
-    gain += p;
-  }
-  return gain > j * (costs.row + costs.draft) + spare * costs.draft;
+  return round_gain(acceptance, j) > round_cost(j, costs, spare);
 }
 
 bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idle) {
@@ -168,13 +178,8 @@ bool probe_pays(std::int32_t k, DraftCosts costs, double spare, std::int32_t idl
 bool catch_up_pays(double acceptance, std::int32_t j, DraftCosts costs, double spare,
                    std::int32_t lag, std::int32_t remaining, std::int32_t running) {
   if (lag <= 1 || costs.draft <= 0) return true;
-  double gain = 0, p = 1;
-  for (std::int32_t i = 0; i < j; ++i) {
-    p *= acceptance;
-    gain += p;
-  }
-  const double cost = j * (costs.row + costs.draft) + spare * costs.draft;
-  const double saved = std::max(0, remaining) * (1 - (1 + cost) / (1 + gain));
+  const double saved = std::max(0, remaining) *
+                       (1 - (1 + round_cost(j, costs, spare)) / (1 + round_gain(acceptance, j)));
   const double catch_up = (1 + (lag - 1) * costs.row) * costs.draft * std::max(1, running);
   return saved > catch_up;
 }
@@ -185,8 +190,8 @@ void AcceptanceEstimate::observe_forwards(std::int32_t forwards, std::int32_t dr
 }
 
 std::int32_t AcceptanceEstimate::draft_length(std::int32_t k, DraftCosts costs) {
-  std::int32_t j = adaptive_draft_length(value, k, costs);
-  if (j > 0 && costs.draft > 0 && !round_pays(value, j, costs, spare)) j = 0;
+  std::int32_t j = adaptive_draft_length(value(), k, costs);
+  if (j > 0 && costs.draft > 0 && !round_pays(value(), j, costs, spare)) j = 0;
   if (j > 0 || k < 1) {
     idle_steps = 0;
     return j;

@@ -165,8 +165,9 @@ bool catch_up_pays(double acceptance, std::int32_t j, DraftCosts costs, double s
 // drafter's cost is charged in full until measured: a drafter that would
 // not pay even then is never tried, because trying a model drafter first
 // catches its K/V up on the whole context). A request whose estimate fell
-// to zero drafts still gets a one-token probe every kProbeEvery steps, so
-// it can recover when its output starts to repeat or the drafter to agree.
+// to zero drafts still gets a probe every kProbeEvery steps (one token for
+// ngram), so it can recover when its output starts to repeat or the drafter
+// to agree.
 // A model drafter's probe first catches its K/V up on the kProbeEvery
 // tokens since its last draft (a forward of that many rows), so it probes
 // only where a round of k drafts all accepted would pay for that too
@@ -177,9 +178,9 @@ struct AcceptanceEstimate {
   static constexpr double kWeight = 0.3;
   static constexpr double kPriorTokens = 3;
   static constexpr std::int32_t kProbeEvery = 16;
-  double value = 1.0;  // accepted / judged
-  double accepted = kPriorTokens;
+  double accepted = kPriorTokens;  // decaying sums of draft tokens
   double judged = kPriorTokens;
+  double value() const { return accepted / judged; }
   double spare = 1.0;  // the same average of draft forwards beyond the drafts a round got
   std::int32_t idle_steps = 0;
 

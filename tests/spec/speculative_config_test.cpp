@@ -193,7 +193,7 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   AcceptanceEstimate e;
   EXPECT_EQ(e.draft_length(4), 4);  // optimistic start
   for (int i = 0; i < 12; ++i) e.observe(4, 0);
-  EXPECT_LT(e.value, 0.05);
+  EXPECT_LT(e.value(), 0.05);
   int probes = 0;
   for (int i = 0; i < 2 * AcceptanceEstimate::kProbeEvery; ++i) probes += e.draft_length(4);
   EXPECT_EQ(probes, 2);  // one one-token probe per kProbeEvery steps
@@ -203,16 +203,16 @@ TEST(SpeculativeConfig, AdaptiveDraftLengthFollowsAcceptance) {
   // 1 accepted of 2 judged adds to them.
   const double accepted = e.accepted, judged = e.judged;
   e.observe(4, 1);
-  EXPECT_DOUBLE_EQ(e.value, (0.7 * accepted + 1) / (0.7 * judged + 2));
+  EXPECT_DOUBLE_EQ(e.value(), (0.7 * accepted + 1) / (0.7 * judged + 2));
   // One first-token miss after rounds of four accepted weighs one token
   // against theirs: the estimate stays high (an average of the rounds'
   // ratios would fall to 0.7), so a cheap model drafter keeps drafting.
   AcceptanceEstimate steady;
   for (int i = 0; i < 12; ++i) steady.observe(4, 4);
   steady.observe(4, 0);
-  EXPECT_GT(steady.value, 0.9);
+  EXPECT_GT(steady.value(), 0.9);
   EXPECT_GE(steady.draft_length(4, cheap), 3);
-  EXPECT_EQ(AcceptanceEstimate{}.value, 1.0);  // optimistic start: kPriorTokens of as many
+  EXPECT_EQ(AcceptanceEstimate{}.value(), 1.0);  // optimistic start: kPriorTokens of as many
   EXPECT_FALSE(parse_speculative_config(
                    R"({"method": "ngram", "num_speculative_tokens": 2, "adaptive": false})")
                    .adaptive);
